@@ -1,0 +1,36 @@
+# Two entry points, each doing its own set-up on a fresh machine:
+#   make run   - install into .venv and serve (bundled sample snapshot when no cluster is configured)
+#   make test  - install into .venv, provide the test control plane, run the whole suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: install install-test cluster-bin run test unit bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+cluster-bin:
+	bash tests/cluster/build.sh
+
+run: install
+	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)
+
+test: install cluster-bin
+	$(PY) -m pytest
+
+unit: install
+	$(PY) -m pytest -m "not cluster"
+
+bench: install
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""GraphQL types (strawberry), a thin layer over server.resolution views."""
