@@ -1,1 +1,27 @@
-"""server.jq"""
+"""JQ ENGINE: the only importer of the ``jq`` package.
+
+Owns compilation (cached), evaluation with caps, gojq-compatible input ordering,
+the pure-Python fast path for simple paths, static checks of forbidden constructs,
+and the out-of-process trial evaluation of new definitions. Imports nothing from
+``server`` but ``server.errors``.
+"""
+
+from server.jq.engine import (
+    MAX_INPUT_BYTES,
+    MAX_RESULTS,
+    Document,
+    JqProgram,
+    compile_program,
+    stringify,
+)
+from server.jq.static import check_expression
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "MAX_RESULTS",
+    "Document",
+    "JqProgram",
+    "check_expression",
+    "compile_program",
+    "stringify",
+]

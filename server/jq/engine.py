@@ -1,0 +1,176 @@
+"""Compile-once jq programs evaluated with gojq-compatible semantics and hard caps.
+
+Upstream Karta evaluates every path with gojq. To read a definition the same way, this
+module (karta-spec.md section 6):
+
+* feeds jq a **key-sorted** serialization of the input, so ``.[]``, ``to_entries`` and
+  ``keys`` walk objects in sorted key order as gojq does;
+* returns **all** outputs; a missing field gives one ``null`` output;
+* stops at :data:`MAX_RESULTS` outputs and raises (gojq fails when the count *reaches* the
+  cap, so exactly 1000 outputs is already an error);
+* refuses inputs larger than :data:`MAX_INPUT_BYTES`;
+* turns every jq failure (the binding raises ``ValueError`` for all of them) into
+  :class:`~server.errors.JqCompileError` or :class:`~server.errors.JqEvaluationError`
+  carrying the expression.
+
+The C binding holds the GIL and cannot be interrupted, so runaway programs are kept out
+by :mod:`server.jq.static` and by :mod:`server.jq.trial` at registration; at request time
+evaluation happens only when a workload changed (results are memoized per version).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import cachetools
+import jq as _jq
+
+from server.errors import JqCompileError, JqEvaluationError
+from server.jq.fastpath import FastPath, parse_fast_path
+
+#: gojq's result cap per query; reaching it is an error.
+MAX_RESULTS = 1000
+#: Largest serialized input accepted (bytes of JSON text).
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+
+_PROGRAMS: cachetools.LRUCache[str, "JqProgram"] = cachetools.LRUCache(maxsize=8192)
+
+
+class Document:
+    """One JSON value prepared for many jq evaluations.
+
+    Serializes the value once, with sorted keys (gojq order), the first time a program
+    needs the text; fast-path programs read the Python value directly.
+
+    Args:
+        value: any JSON-compatible Python value (a Kubernetes object dict).
+    """
+
+    __slots__ = ("value", "_text")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Compact JSON text with sorted keys.
+
+        Raises:
+            JqEvaluationError: when the text exceeds :data:`MAX_INPUT_BYTES`.
+        """
+        if self._text is None:
+            text = json.dumps(self.value, sort_keys=True, separators=(",", ":"), default=str)
+            if len(text) > MAX_INPUT_BYTES:
+                raise JqEvaluationError("<input>", f"input of {len(text)} bytes exceeds the limit of {MAX_INPUT_BYTES}")
+            self._text = text
+        return self._text
+
+
+class JqProgram:
+    """A compiled jq expression.
+
+    Build with :func:`compile_program` (cached). Evaluation never raises anything but
+    :class:`~server.errors.JqEvaluationError`.
+
+    Attributes:
+        expression: the source text.
+        fast: the pure-Python evaluator when the expression is a simple path, else None.
+    """
+
+    __slots__ = ("expression", "fast", "_program")
+
+    def __init__(self, expression: str) -> None:
+        self.expression = expression
+        try:
+            self._program = _jq.compile(expression)
+        except ValueError as exc:
+            raise JqCompileError(expression, _clean(str(exc))) from None
+        self.fast: FastPath | None = parse_fast_path(expression)
+
+    def all(self, doc: Document | Any) -> list[Any]:
+        """Every output, in order.
+
+        Args:
+            doc: a :class:`Document` or a plain JSON value.
+
+        Raises:
+            JqEvaluationError: jq raised, the result cap was reached, or the input is too large.
+        """
+        doc = doc if isinstance(doc, Document) else Document(doc)
+        if self.fast is not None:
+            outputs = self.fast.evaluate(doc.value)
+            if outputs is not None:
+                if len(outputs) >= MAX_RESULTS:
+                    raise self._cap_error()
+                return outputs
+        return list(self._iterate(doc))
+
+    def first(self, doc: Document | Any, default: Any = None) -> Any:
+        """The first output, or ``default`` when there is none.
+
+        Raises:
+            JqEvaluationError: as :meth:`all`.
+        """
+        doc = doc if isinstance(doc, Document) else Document(doc)
+        if self.fast is not None:
+            outputs = self.fast.evaluate(doc.value)
+            if outputs is not None:
+                return outputs[0] if outputs else default
+        for value in self._iterate(doc):
+            return value
+        return default
+
+    def _iterate(self, doc: Document) -> Iterator[Any]:
+        try:
+            text = doc.text
+        except JqEvaluationError as exc:
+            raise JqEvaluationError(self.expression, exc.reason) from None
+        try:
+            for count, value in enumerate(self._program.input_text(text), start=1):
+                if count >= MAX_RESULTS:
+                    raise self._cap_error()
+                yield value
+        except ValueError as exc:
+            raise JqEvaluationError(self.expression, _clean(str(exc))) from None
+
+    def _cap_error(self) -> JqEvaluationError:
+        return JqEvaluationError(self.expression, f"query results exceed the allowed number {MAX_RESULTS}")
+
+
+def compile_program(expression: str) -> JqProgram:
+    """Compile ``expression`` once and return the cached program.
+
+    Raises:
+        JqCompileError: the expression does not parse or compile.
+    """
+    program = _PROGRAMS.get(expression)
+    if program is None:
+        program = JqProgram(expression)
+        _PROGRAMS[expression] = program
+    return program
+
+
+def stringify(value: Any) -> str:
+    """Go ``%v`` rendering of a single jq result, as upstream compares ids and keys.
+
+    Integral floats print without a fraction (``3.0`` -> ``"3"``), booleans as
+    ``true``/``false``, null as ``<nil>``, strings raw, containers as compact JSON.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _clean(message: str) -> str:
+    """Strip the binding's trailing location noise, keep jq's own words."""
+    return " ".join(message.split())

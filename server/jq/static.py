@@ -1,0 +1,148 @@
+"""Static checks that keep dangerous jq constructs out of definitions.
+
+A definition's paths only read. Upstream Karta rejects (karta-spec.md section 5.3):
+
+* ``del`` -- ``del function is not allowed``;
+* ``range``, ``paths``, ``recurse``, ``walk``, ``repeat`` --
+  ``function '<name>' may produce excessive output and is not allowed``;
+* ``..`` -- ``recursive descent operator '..' is not allowed``;
+* ``=``, ``|=``, ``+=``, ``-=``, ``*=``, ``/=``, ``%=``, ``//=`` --
+  ``modifying operator '<op>' is not allowed``.
+
+Upstream's newer walker visits every node (function definitions, sub-queries, arrays,
+objects, string interpolation, if/try/reduce/foreach). We get the same coverage by
+lexing the whole expression, string interpolations included: a forbidden name in call
+position is found wherever it is nested. Field access (``.range``), variables
+(``$range``), object keys (``{range: 1}``, ``{range}``) and ``def`` names are not calls.
+Parse errors come from compiling with jq itself (:func:`check_expression`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from server.errors import JqCompileError
+
+EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
+MODIFYING = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+|\#[^\n]*)
+  | (?P<field>\.[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<var>\$[A-Za-z_][A-Za-z0-9_:]*)
+  | (?P<format>@[A-Za-z0-9_]+)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)
+  | (?P<number>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+)
+  | (?P<op>\?//|//=|\|=|\+=|-=|\*=|/=|%=|==|!=|<=|>=|//|\.\.|[=|,+\-*/%<>.?:;\[\](){}])
+    """,
+    re.VERBOSE,
+)
+
+
+def _lex(text: str, tokens: list[tuple[str, str]], start: int = 0, *, in_interp: bool = False) -> int:
+    """Append ``(kind, value)`` tokens of ``text`` from ``start``; return the end index.
+
+    Strings become one ``("string", "")`` token; their ``\\( ... )`` interpolations are
+    lexed recursively into the same list (wrapped in parentheses tokens).
+    """
+    pos, depth = start, 0
+    while pos < len(text):
+        ch = text[pos]
+        if ch == '"':
+            pos = _lex_string(text, pos + 1, tokens)
+            tokens.append(("string", ""))
+            continue
+        if in_interp and ch == ")" and depth == 0:
+            return pos + 1
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            tokens.append(("unknown", ch))
+            pos += 1
+            continue
+        kind = match.lastgroup or "unknown"
+        value = match.group()
+        if kind != "ws":
+            if value == "(":
+                depth += 1
+            elif value == ")":
+                depth -= 1
+            tokens.append((kind, value))
+        pos = match.end()
+    return pos
+
+
+def _lex_string(text: str, pos: int, tokens: list[tuple[str, str]]) -> int:
+    while pos < len(text):
+        ch = text[pos]
+        if ch == "\\" and text.startswith("\\(", pos):
+            tokens.append(("op", "("))
+            pos = _lex(text, tokens, pos + 2, in_interp=True)
+            tokens.append(("op", ")"))
+        elif ch == "\\":
+            pos += 2
+        elif ch == '"':
+            return pos + 1
+        else:
+            pos += 1
+    return pos
+
+
+def forbidden_constructs(expression: str) -> list[str]:
+    """Reasons for every forbidden construct in ``expression`` (empty when clean).
+
+    Each reason uses upstream's wording, e.g. ``del function is not allowed``. A name is
+    reported once per distinct reason, in order of first appearance.
+    """
+    tokens: list[tuple[str, str]] = []
+    _lex(expression, tokens)
+    reasons: list[str] = []
+    brackets: list[str] = []
+    for index, (kind, value) in enumerate(tokens):
+        prev = tokens[index - 1] if index else ("", "")
+        nxt = tokens[index + 1] if index + 1 < len(tokens) else ("", "")
+        if kind == "op" and value in "([{":
+            brackets.append(value)
+        elif kind == "op" and value in ")]}" and brackets:
+            brackets.pop()
+        reason = None
+        if kind == "op" and value == "..":
+            reason = "recursive descent operator '..' is not allowed"
+        elif kind == "op" and value in MODIFYING:
+            reason = f"modifying operator '{value}' is not allowed"
+        elif kind == "ident" and _is_call(prev, nxt, brackets):
+            if value == "del":
+                reason = "del function is not allowed"
+            elif value in EXCESSIVE:
+                reason = f"function '{value}' may produce excessive output and is not allowed"
+        if reason and reason not in reasons:
+            reasons.append(reason)
+    return reasons
+
+
+def _is_call(prev: tuple[str, str], nxt: tuple[str, str], brackets: list[str]) -> bool:
+    if prev == ("ident", "def"):
+        return False
+    if nxt == ("op", ":") and (not brackets or brackets[-1] == "{"):
+        return False  # object key `{range: 1}`
+    if brackets and brackets[-1] == "{" and prev in (("op", "{"), ("op", ",")) and nxt in (("op", ","), ("op", "}")):
+        return False  # shorthand key `{range}`
+    return True
+
+
+def check_expression(expression: str) -> list[str]:
+    """Parse ``expression`` with jq and run the forbidden-construct rules.
+
+    Returns:
+        Problems as reason strings: a parse failure first (``failed to parse: <err>``),
+        then each forbidden construct. Empty when the expression is acceptable.
+    """
+    from server.jq.engine import compile_program
+
+    problems: list[str] = []
+    try:
+        compile_program(expression)
+    except JqCompileError as exc:
+        problems.append(f"failed to parse: {exc.reason}")
+    problems.extend(f"failed validation: {reason}" for reason in forbidden_constructs(expression))
+    return problems
