@@ -1,0 +1,83 @@
+"""``KubeApiError``: one failed API call, carrying the Kubernetes ``Status`` payload.
+
+Raised by ``server.kube.api`` for non-2xx responses, ``ERROR`` watch events and network
+failures, and classified by the reflector (404 missing, 403 forbidden, 410 expired ->
+relist, everything else transient). The ``Status`` shape is described in the API
+conventions: https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#response-status-kind
+Model: nolar/kopf ``kopf/_cogs/clients/errors.py``. Internal to ``server.kube``: the
+service layer sees ``InformerStatus`` states, never this exception.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+NETWORK = 0
+"""``status`` used for failures without an HTTP response (connect, TLS, reset, timeout)."""
+
+
+class KubeApiError(Exception):
+    """A Kubernetes API call failed.
+
+    Attributes:
+        status: HTTP status code (``0`` for network failures).
+        reason: the ``Status.reason`` (``NotFound``, ``Forbidden``, ``Expired``, ...).
+        message: the ``Status.message`` or the network error text.
+        retry_after: seconds from a ``Retry-After`` header / ``details.retryAfterSeconds``.
+    """
+
+    def __init__(self, status: int, reason: str = "", message: str = "", *, retry_after: float | None = None) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+        super().__init__(f"{status} {reason}: {message}" if status else f"network error: {message}")
+
+    @classmethod
+    def from_status(cls, status_obj: Mapping[str, Any], *, http_status: int = 0) -> "KubeApiError":
+        """Build from a decoded ``Status`` object (watch ``ERROR`` event or error body)."""
+        code = status_obj.get("code")
+        details = status_obj.get("details")
+        retry = details.get("retryAfterSeconds") if isinstance(details, Mapping) else None
+        return cls(
+            code if isinstance(code, int) and code else http_status,
+            str(status_obj.get("reason", "")),
+            str(status_obj.get("message", "")),
+            retry_after=float(retry) if isinstance(retry, (int, float)) else None,
+        )
+
+    @classmethod
+    def from_body(cls, http_status: int, body: bytes, *, retry_after: str | None = None) -> "KubeApiError":
+        """Build from an HTTP error response (JSON ``Status`` body, or plain text)."""
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict):
+            error = cls.from_status(decoded, http_status=http_status)
+        else:
+            error = cls(http_status, "", body[:500].decode("utf-8", "replace"))
+        if retry_after and retry_after.isdigit():
+            error.retry_after = float(retry_after)
+        return error
+
+    @property
+    def is_gone(self) -> bool:
+        """410: the requested resourceVersion (or continue token) expired -> relist."""
+        return self.status == 410
+
+    @property
+    def needs_relist(self) -> bool:
+        """410 Gone, or "Too large resource version" (504): the stored RV is unusable."""
+        return self.is_gone or (self.status == 504 and "too large resource version" in self.message.lower())
+
+    @property
+    def is_not_found(self) -> bool:
+        """404: the resource (typically a CRD) is not served."""
+        return self.status == 404
+
+    @property
+    def is_forbidden(self) -> bool:
+        """403: the credentials may not do this."""
+        return self.status == 403

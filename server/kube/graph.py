@@ -1,0 +1,220 @@
+"""Objects of every cached GVK as one owner graph: the shared half of a ``Reader``.
+
+``ObjectGraph`` holds one ``Store`` per GVK and implements the read methods of
+``server.kube.reader.Reader`` that do not depend on where objects come from (``get``,
+``list``, ``by_uid``, ``owned_by``, ``descendants``, ``root_of``, ``version``,
+``subscribe``). ``InformerCache`` (live) and ``SnapshotReader`` (files) both build on it,
+so indexing, owner-chain walks and change events behave the same offline and live.
+
+Writes (``apply``, ``replace``, ``clear``) update one store, then for each change bump the
+version of the object and of every controller ancestor found in the cache
+(ownerReferences with ``controller: true``, as the garbage collector follows them:
+https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/), and
+deliver a ``ChangeEvent`` to every subscriber queue. Queues are bounded; when one is full
+its oldest event is dropped (``dropped_events`` counts them) so a stalled subscriber cannot
+grow memory without bound.
+
+No I/O and no ``kubernetes_asyncio`` here. Single event loop, no locking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from typing import Any, Iterable, Mapping
+
+from server.gvk import GVK
+from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
+from server.kube.store import Changes, Store, controller_uid, meta_of, object_key
+
+log = logging.getLogger(__name__)
+
+DEFAULT_QUEUE_SIZE = 10_000
+DEFAULT_MAX_DEPTH = 6
+
+
+class ObjectGraph:
+    """Per-GVK stores, cross-type owner walks, per-uid versions and change fan-out.
+
+    Args:
+        full: keep whole objects instead of trimming them (see ``server.kube.trim``).
+        queue_size: capacity of each subscriber queue.
+    """
+
+    def __init__(self, *, full: bool = False, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
+        self._full = full
+        self._queue_size = queue_size
+        self._stores: dict[GVK, Store] = {}
+        self._versions: dict[str, int] = {}
+        self._counter = itertools.count(1)
+        self._queues: list[asyncio.Queue[ChangeEvent]] = []
+        self.dropped_events = 0
+
+    # stores
+
+    def store(self, gvk: GVK) -> Store:
+        """The store of ``gvk``, created empty on first use."""
+        store = self._stores.get(gvk)
+        if store is None:
+            store = self._stores[gvk] = Store(gvk, full=self._full)
+        return store
+
+    def gvks(self) -> list[GVK]:
+        """GVKs that have a store, sorted."""
+        return sorted(self._stores)
+
+    def count(self, gvk: GVK) -> int:
+        """Objects cached for ``gvk``."""
+        store = self._stores.get(gvk)
+        return len(store) if store is not None else 0
+
+    # reads (Reader)
+
+    def get(self, gvk: GVK, namespace: str | None, name: str) -> KubeObject | None:
+        """See ``Reader.get``."""
+        store = self._stores.get(gvk)
+        return store.get(namespace, name) if store is not None else None
+
+    def list(
+        self, gvk: GVK, namespace: str | None = None, labels: Mapping[str, str] | None = None
+    ) -> KubeObjects:
+        """See ``Reader.list``."""
+        store = self._stores.get(gvk)
+        return store.list(namespace, labels) if store is not None else []
+
+    def by_uid(self, uid: str) -> KubeObject | None:
+        """See ``Reader.by_uid``."""
+        for store in self._stores.values():
+            obj = store.by_uid(uid)
+            if obj is not None:
+                return obj
+        return None
+
+    def owned_by(self, uid: str) -> KubeObjects:
+        """See ``Reader.owned_by``; ordered by GVK, then namespace and name."""
+        return [obj for gvk in sorted(self._stores) for obj in self._stores[gvk].owned_by(uid)]
+
+    def descendants(self, uid: str, max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObjects:
+        """See ``Reader.descendants``; breadth first, each object once."""
+        found: KubeObjects = []
+        seen = {uid}
+        frontier = [uid]
+        for _ in range(max_depth):
+            children = [c for u in frontier for c in self.owned_by(u) if controller_uid(c) == u]
+            frontier = []
+            for child in children:
+                child_uid = meta_of(child).get("uid")
+                if isinstance(child_uid, str) and child_uid not in seen:
+                    seen.add(child_uid)
+                    frontier.append(child_uid)
+                    found.append(child)
+            if not frontier:
+                break
+        return found
+
+    def root_of(self, obj: Mapping[str, Any], max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObject | None:
+        """See ``Reader.root_of``."""
+        top: KubeObject | None = None
+        current: Mapping[str, Any] = obj
+        seen = {meta_of(obj).get("uid")}
+        for _ in range(max_depth):
+            owner_uid = controller_uid(current)
+            if owner_uid is None or owner_uid in seen:
+                break
+            seen.add(owner_uid)
+            owner = self.by_uid(owner_uid)
+            if owner is None:
+                break
+            top = current = owner
+        return top
+
+    def version(self, uid: str) -> int:
+        """See ``Reader.version``."""
+        return self._versions.get(uid, 0)
+
+    def subscribe(self) -> "asyncio.Queue[ChangeEvent]":
+        """See ``Reader.subscribe``."""
+        queue: asyncio.Queue[ChangeEvent] = asyncio.Queue(maxsize=self._queue_size)
+        self._queues.append(queue)
+        return queue
+
+    def unsubscribe(self, queue: "asyncio.Queue[ChangeEvent]") -> None:
+        """See ``Reader.unsubscribe``."""
+        if queue in self._queues:
+            self._queues.remove(queue)
+
+    # writes
+
+    def apply(self, gvk: GVK, event_type: str, obj: Mapping[str, Any]) -> None:
+        """Apply one watch event (``ADDED``/``MODIFIED`` upsert, ``DELETED`` remove)."""
+        store = self.store(gvk)
+        if event_type == "DELETED":
+            key = object_key(obj)
+            self._publish(gvk, store.delete(*key) if key is not None else [])
+        else:
+            self._publish(gvk, store.upsert(obj))
+
+    def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None) -> None:
+        """Replace the objects of ``gvk`` (within ``namespace``) after a list."""
+        self._publish(gvk, self.store(gvk).replace(objects, namespace=namespace))
+
+    def clear(self, gvk: GVK, *, drop: bool = False) -> None:
+        """Delete every object of ``gvk`` (events included); ``drop`` forgets the store."""
+        store = self._stores.get(gvk)
+        if store is not None:
+            self._publish(gvk, store.clear())
+            if drop:
+                del self._stores[gvk]
+
+    # change fan-out
+
+    def _publish(self, gvk: GVK, changes: Changes) -> None:
+        for event_type, obj in changes:
+            chain = self._bump_chain(obj)
+            if event_type == "DELETED":
+                for uid in chain:
+                    self._forget_if_unknown(uid)
+            self._deliver(ChangeEvent(event_type, gvk, obj, chain))
+
+    def _bump_chain(self, obj: Mapping[str, Any]) -> tuple[str, ...]:
+        """Bump ``obj``'s uid and its cached controller ancestors; return those uids."""
+        uid = meta_of(obj).get("uid")
+        chain: list[str] = [uid] if isinstance(uid, str) else []
+        current: Mapping[str, Any] | None = obj
+        while current is not None and len(chain) <= DEFAULT_MAX_DEPTH:
+            owner_uid = controller_uid(current)
+            if owner_uid is None or owner_uid in chain:
+                break
+            chain.append(owner_uid)
+            current = self.by_uid(owner_uid)
+        for link in chain:
+            self._versions[link] = next(self._counter)
+        return tuple(chain)
+
+    def _forget_if_unknown(self, uid: str) -> None:
+        """Drop the version of a uid nothing cached is or refers to."""
+        if self.by_uid(uid) is None and not self.owned_by(uid):
+            self._versions.pop(uid, None)
+
+    def _deliver(self, event: ChangeEvent) -> None:
+        for queue in self._queues:
+            if queue.full():
+                queue.get_nowait()
+                self.dropped_events += 1
+            queue.put_nowait(event)
+
+
+class GraphSink:
+    """Feeds one GVK of an ``ObjectGraph`` from a reflector (``server.kube.reflector.Sink``)."""
+
+    def __init__(self, graph: ObjectGraph, gvk: GVK) -> None:
+        self.graph, self.gvk = graph, gvk
+
+    def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
+        """Replace the objects of the GVK (within ``namespace``)."""
+        self.graph.replace(self.gvk, objects, namespace=namespace)
+
+    def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        """Apply one watch event."""
+        self.graph.apply(self.gvk, event_type, obj)

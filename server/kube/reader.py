@@ -1,0 +1,164 @@
+"""The read side of the kube cache: the ``Reader`` protocol and its value types.
+
+Resolution and service code depend on this module only, never on the informer machinery,
+so this module (like ``store``, ``graph`` and ``snapshot``) must not import
+``kubernetes_asyncio``. Two implementations exist: ``server.kube.cache.InformerCache``
+(live informers) and ``server.kube.snapshot.SnapshotReader`` (objects loaded from files).
+
+Objects are plain ``dict`` trees shaped like the Kubernetes JSON (``apiVersion``, ``kind``,
+``metadata``, ...), trimmed on ingest (see ``server.kube.trim``). Returned dicts are shared
+with the cache: callers must treat them as read-only. The cache never mutates a stored dict
+in place (an update replaces it), so a dict a caller holds stays a consistent snapshot.
+
+Model: kubernetes-sigs/controller-runtime ``pkg/cache/cache.go`` (reader + informer
+lifecycle, "ready" means synced, "not started" differs from "not found").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Protocol
+
+from server.gvk import GVK
+
+KubeObject = dict[str, Any]
+"""One Kubernetes object as decoded JSON (trimmed)."""
+
+KubeObjects = list[KubeObject]
+"""A list of objects (an alias, because classes here define a method named ``list``)."""
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+InformerState = Literal["not_watched", "syncing", "synced", "crd_missing", "forbidden", "error"]
+"""Lifecycle of the informer of one GVK.
+
+- ``not_watched``: nobody called ``watch(gvk)``.
+- ``syncing``: resolving the resource or running the first list.
+- ``synced``: the first list completed; "no objects" is ``synced`` with ``count == 0``.
+- ``crd_missing``: the API server does not serve the GVK (404 on list, absent from
+  discovery, or its CRD is deleted / not established / the version is not served).
+- ``forbidden``: the credentials may not list or watch it (403).
+- ``error``: anything else; ``last_error`` says what. A GVK that has synced once and then
+  fails keeps serving the objects it has.
+"""
+
+SETTLED_STATES: frozenset[str] = frozenset({"synced", "crd_missing", "forbidden"})
+"""States that do not block readiness (``crd_missing`` and ``forbidden`` are reported)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InformerStatus:
+    """Health and counters of the informer of one GVK (all namespaces it covers).
+
+    Attributes:
+        gvk: the type.
+        state: see ``InformerState``.
+        count: objects currently cached.
+        has_synced: the first list has completed at least once (readiness).
+        last_error: last failure message, ``""`` if none.
+        relists: full lists done (the first one included).
+        events: watch events applied (ADDED/MODIFIED/DELETED; bookmarks excluded).
+        bookmarks: BOOKMARK events received.
+        watch_restarts: watch streams reopened (server timeout, inactivity, errors).
+        last_event_age: seconds since the last watch event or bookmark, ``None`` if none yet.
+        resource: the resource plural (``pods``), ``""`` when not resolved.
+        namespaces: namespaces watched, ``()`` for all namespaces / cluster-scoped.
+    """
+
+    gvk: GVK
+    state: InformerState
+    count: int = 0
+    has_synced: bool = False
+    last_error: str = ""
+    relists: int = 0
+    events: int = 0
+    bookmarks: int = 0
+    watch_restarts: int = 0
+    last_event_age: float | None = None
+    resource: str = ""
+    namespaces: tuple[str, ...] = ()
+
+    @property
+    def is_settled(self) -> bool:
+        """True when this informer does not block readiness."""
+        return self.has_synced or self.state in ("crd_missing", "forbidden")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvent:
+    """One change of the cache, delivered to subscribers.
+
+    Attributes:
+        type: ``ADDED``, ``MODIFIED`` or ``DELETED`` (synthetic after a relist, too).
+        gvk: the changed object's type.
+        obj: the object (its last known state for ``DELETED``).
+        root_uids: every uid whose ``version()`` this change bumped, ordered from the
+            object itself up its controller-owner chain; ``root_uids[-1]`` is the topmost
+            ancestor known (a pod event lists pod, job, jobset).
+    """
+
+    type: EventType
+    gvk: GVK
+    obj: KubeObject
+    root_uids: tuple[str, ...]
+
+
+class Reader(Protocol):
+    """Read access to cached cluster objects (live informers or a static snapshot)."""
+
+    def get(self, gvk: GVK, namespace: str | None, name: str) -> KubeObject | None:
+        """The object ``namespace/name`` (``namespace`` None or "" for cluster-scoped)."""
+        ...
+
+    def list(
+        self, gvk: GVK, namespace: str | None = None, labels: Mapping[str, str] | None = None
+    ) -> KubeObjects:
+        """Objects of ``gvk``, optionally in one namespace and matching every label pair.
+
+        Sorted by (namespace, name). An unwatched GVK gives ``[]`` (see ``state``).
+        """
+        ...
+
+    def by_uid(self, uid: str) -> KubeObject | None:
+        """The cached object with this ``metadata.uid``, any GVK."""
+        ...
+
+    def owned_by(self, uid: str) -> KubeObjects:
+        """Objects of any watched GVK with an ownerReference (controller or not) to ``uid``."""
+        ...
+
+    def descendants(self, uid: str, max_depth: int = 6) -> KubeObjects:
+        """Transitive controller-owned objects of ``uid`` (pods included), breadth first."""
+        ...
+
+    def root_of(self, obj: Mapping[str, Any], max_depth: int = 6) -> KubeObject | None:
+        """The topmost cached ancestor via controller ownerReferences.
+
+        ``None`` when ``obj`` has no cached controller owner (it is its own root).
+        """
+        ...
+
+    def state(self, gvk: GVK) -> InformerStatus:
+        """Informer health of ``gvk`` (``not_watched`` when it is not watched)."""
+        ...
+
+    def is_synced(self) -> bool:
+        """True when every watched GVK has listed once or settled as missing/forbidden."""
+        ...
+
+    def version(self, uid: str) -> int:
+        """Change counter of ``uid``: grows when it or any controller descendant changes.
+
+        Values come from one process-wide counter, so ``(uid, version)`` never repeats;
+        ``0`` for a uid never seen.
+        """
+        ...
+
+    def subscribe(self) -> "asyncio.Queue[ChangeEvent]":
+        """A new bounded queue receiving every later ``ChangeEvent``."""
+        ...
+
+    def unsubscribe(self, queue: "asyncio.Queue[ChangeEvent]") -> None:
+        """Stop delivering to ``queue`` (idempotent)."""
+        ...

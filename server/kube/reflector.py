@@ -1,0 +1,304 @@
+"""One reflector: list a resource, then watch it from the list's resourceVersion.
+
+Semantics follow kubernetes/client-go ``tools/cache/reflector.go`` and nolar/kopf
+``kopf/_cogs/clients/watching.py``:
+
+- **List** in pages (``limit=500`` + ``continue``) without a resourceVersion (a consistent
+  read), hand the items to the sink as a replacement (the sink diffs and emits synthetic
+  ``DELETED`` for objects that vanished), remember the list's resourceVersion.
+- **Watch** from the last resourceVersion with ``allowWatchBookmarks=true`` and a server
+  ``timeoutSeconds`` drawn from [300, 600] (spreads reconnects). Every event, ``BOOKMARK``
+  included, advances the last resourceVersion. A stream that ends (server timeout) is
+  reopened at once from that resourceVersion, so nothing is lost or replayed twice; the
+  store also ignores updates whose resourceVersion it already holds.
+- **Inactivity**: no event and no bookmark for ``inactivity_timeout`` (70 s; bookmarks
+  come about every 60 s) means the stream is dead (tomplus/kubernetes_asyncio issue 360):
+  close it and re-watch.
+- **410 Gone** / "too large resource version" (a watch ``ERROR`` event or status) ->
+  relist at once. **404** -> state ``crd_missing`` and the objects are dropped. **403** ->
+  ``forbidden``. Anything else -> ``error``. Failures wait ``Backoff`` (0.8 s doubling to
+  30 s, jitter, reset after 2 min without failures) or the server's ``Retry-After``.
+- **Supervision**: the loop catches everything but cancellation; if the task still exits
+  other than through ``stop()`` it is restarted (tomplus/kubernetes_asyncio issue 325).
+
+Counters (``relists``, ``events``, ``bookmarks``, ``watch_restarts``,
+``inactivity_timeouts``, ``last_event_time``) are plain attributes for metrics export.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncContextManager, AsyncIterator, Mapping, Protocol
+
+from server.gvk import GVK
+from server.kube.backoff import Backoff
+from server.kube.errors import NETWORK, KubeApiError
+from server.kube.reader import InformerState
+
+log = logging.getLogger(__name__)
+
+MAX_LIST_PAGES = 100_000
+"""Upper bound on pages in one list (50 M objects at 500 a page): stops a looping server."""
+
+RELIST_GRACE = 10.0
+"""Seconds after a 410-triggered relist during which another 410 backs off first."""
+
+
+class ListWatch(Protocol):
+    """The API calls a reflector makes (``server.kube.api.ResourceClient`` in production)."""
+
+    async def list_page(self, *, limit: int, continue_token: str | None) -> dict[str, Any]:
+        """One page: ``{"metadata": {"resourceVersion", "continue"?}, "items": [...]}``."""
+        ...
+
+    def watch(
+        self, *, resource_version: str, timeout_seconds: int, read_timeout: float
+    ) -> AsyncContextManager[AsyncIterator[dict[str, Any]]]:
+        """A stream of ``{"type": ..., "object": {...}}`` watch events."""
+        ...
+
+
+class Sink(Protocol):
+    """Where a reflector puts objects (``server.kube.graph.GraphSink`` in production)."""
+
+    def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
+        """The complete current set (of ``namespace`` when given), after a list."""
+        ...
+
+    def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        """One ``ADDED``/``MODIFIED``/``DELETED`` event."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorOptions:
+    """Tunables; tests shrink the timeouts and delays.
+
+    Attributes:
+        page_size: ``limit`` of each list page.
+        watch_timeout: inclusive range of the server-side ``timeoutSeconds``.
+        inactivity_timeout: seconds without any event or bookmark before re-watching.
+        backoff_base, backoff_cap, backoff_jitter, backoff_reset: see ``Backoff``.
+        min_watch_seconds: a watch ending sooner than this with no events counts as a
+            failure (backs off), so an immediately-closing server cannot cause a hot loop.
+    """
+
+    page_size: int = 500
+    watch_timeout: tuple[int, int] = (300, 600)
+    inactivity_timeout: float = 70.0
+    backoff_base: float = 0.8
+    backoff_cap: float = 30.0
+    backoff_jitter: float = 0.2
+    backoff_reset: float = 120.0
+    min_watch_seconds: float = 1.0
+
+
+class _StreamEnded(Exception):
+    """A watch stream ended without a problem (server timeout or inactivity)."""
+
+
+class Reflector:
+    """Keeps a sink equal to one resource collection (GVK + plural + optional namespace).
+
+    Args:
+        gvk: the watched type (for logs and status).
+        source: list/watch calls for the resource.
+        sink: receives lists and events.
+        namespace: watch only this namespace (``None``: all / cluster-scoped).
+        options: tunables.
+        rng: random source for jitter and ``timeoutSeconds`` (tests seed it).
+    """
+
+    def __init__(
+        self, gvk: GVK, source: ListWatch, sink: Sink, *, namespace: str | None = None,
+        options: ReflectorOptions | None = None, rng: random.Random | None = None,
+    ) -> None:
+        self.gvk, self.namespace = gvk, namespace
+        self.options = options or ReflectorOptions()
+        self._source, self._sink = source, sink
+        self._rng = rng or random.Random()
+        o = self.options
+        self._backoff = Backoff(base=o.backoff_base, cap=o.backoff_cap, jitter=o.backoff_jitter,
+                                reset_after=o.backoff_reset, rng=self._rng)
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.settled = asyncio.Event()
+        self.state: InformerState = "syncing"
+        self.has_synced = False
+        self.last_error = ""
+        self.last_rv: str | None = None
+        self.relists = self.events = self.bookmarks = 0
+        self.watch_restarts = self.inactivity_timeouts = self.task_restarts = 0
+        self.last_event_time: float | None = None
+        """``time.monotonic()`` of the last watch event or bookmark."""
+        self._last_gone = float("-inf")
+
+    def __repr__(self) -> str:
+        where = f" in {self.namespace}" if self.namespace else ""
+        return f"<Reflector {self.gvk}{where} {self.state}>"
+
+    # lifecycle
+
+    def start(self) -> None:
+        """Start the supervised task (idempotent)."""
+        if self._task is None or self._task.done():
+            self._stopping = False
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"reflector {self.gvk}")
+            self._task.add_done_callback(self._on_task_done)
+
+    async def stop(self) -> None:
+        """Cancel the task and wait for it (idempotent)."""
+        self._stopping = True
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    @property
+    def is_running(self) -> bool:
+        """True while the task is alive."""
+        return self._task is not None and not self._task.done()
+
+    def _on_task_done(self, task: asyncio.Task[None]) -> None:
+        if self._stopping or task is not self._task or task.cancelled():
+            return
+        error = task.exception()
+        log.error("reflector %s exited unexpectedly (%r); restarting", self.gvk, error)
+        self.task_restarts += 1
+        self._task = None
+        self.start()
+
+    # main loop
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                if self.last_rv is None:
+                    await self._list()
+                await self._watch()
+                continue
+            except _StreamEnded:
+                continue
+            except KubeApiError as exc:
+                delay = self._on_api_error(exc)
+            except Exception as exc:  # noqa: BLE001 - supervise: never let the loop die
+                log.exception("reflector %s failed; relisting after backoff", self.gvk)
+                self._set_state("error", f"{type(exc).__name__}: {exc}")
+                self.last_rv = None
+                delay = self._backoff.next_delay()
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+    async def _list(self) -> None:
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        resource_version = ""
+        for _ in range(MAX_LIST_PAGES):
+            page = await self._source.list_page(limit=self.options.page_size, continue_token=token)
+            items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+            meta = page.get("metadata") or {}
+            resource_version = str(meta.get("resourceVersion") or resource_version)
+            token = meta.get("continue") or None
+            if not token:
+                break
+        else:
+            raise KubeApiError(NETWORK, "TooManyPages", f"list did not end after {MAX_LIST_PAGES} pages")
+        self._sink.replace(items, self.namespace)
+        self.relists += 1
+        self.last_rv = resource_version
+        first = not self.has_synced
+        self.has_synced = True
+        self._set_state("synced", "")
+        self.settled.set()
+        log.info("%s %s%s: %d objects at resourceVersion %s", "listed" if first else "relisted",
+                 self.gvk, self._where(), len(items), resource_version)
+
+    async def _watch(self) -> None:
+        o = self.options
+        opened = time.monotonic()
+        received = 0
+        stream = self._source.watch(
+            resource_version=self.last_rv or "", timeout_seconds=self._rng.randint(*o.watch_timeout),
+            read_timeout=o.inactivity_timeout + 30,
+        )
+        try:
+            async with stream as events:
+                self._set_state("synced", "")
+                while True:
+                    try:
+                        async with asyncio.timeout(o.inactivity_timeout):
+                            event = await anext(events, None)
+                    except TimeoutError:
+                        self.inactivity_timeouts += 1
+                        log.warning("watch %s%s silent for %.0f s; reopening", self.gvk, self._where(), o.inactivity_timeout)
+                        raise _StreamEnded from None
+                    if event is None:
+                        break
+                    received += 1
+                    self._handle(event)
+        finally:
+            self.watch_restarts += 1
+        if received == 0 and time.monotonic() - opened < o.min_watch_seconds:
+            raise KubeApiError(NETWORK, "WatchClosed", "watch closed at once without events")
+
+    def _handle(self, event: Mapping[str, Any]) -> None:
+        event_type, obj = event.get("type"), event.get("object")
+        if not isinstance(obj, dict):
+            raise KubeApiError(NETWORK, "InvalidEvent", f"watch event {event_type!r} without an object")
+        if event_type == "ERROR":
+            raise KubeApiError.from_status(obj)
+        self.last_event_time = time.monotonic()
+        if event_type == "BOOKMARK":
+            self.bookmarks += 1
+        elif event_type in ("ADDED", "MODIFIED", "DELETED"):
+            self._sink.apply(event_type, obj)
+            self.events += 1
+        else:
+            log.warning("watch %s: ignoring event type %r", self.gvk, event_type)
+        meta = obj.get("metadata")
+        rv = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+        if isinstance(rv, str) and rv:
+            self.last_rv = rv
+
+    # failures
+
+    def _on_api_error(self, exc: KubeApiError) -> float:
+        """Record the failure; return the delay before the next attempt."""
+        if exc.needs_relist:
+            log.info("%s%s: resourceVersion expired (%s); relisting", self.gvk, self._where(), exc)
+            now = time.monotonic()
+            # From a watch: relist now, unless that already happened moments ago (no hot
+            # loop against a server that keeps expiring); from a list page: back off.
+            immediate = self.last_rv is not None and now - self._last_gone > RELIST_GRACE
+            self._last_gone = now
+            self.last_rv = None
+            return 0.0 if immediate else self._backoff.next_delay()
+        if exc.is_not_found:
+            self._set_state("crd_missing", exc.message or "resource not served (404)")
+            self.last_rv = None
+            self._sink.replace([], self.namespace)
+            self.settled.set()
+        elif exc.is_forbidden:
+            self._set_state("forbidden", exc.message or "forbidden (403)")
+            self.settled.set()
+        else:
+            self._set_state("error", str(exc))
+        delay = self._backoff.next_delay()
+        return max(delay, exc.retry_after or 0.0)
+
+    def _set_state(self, state: InformerState, error: str) -> None:
+        if state != self.state or error != self.last_error:
+            if state != "synced":
+                log.warning("reflector %s%s: %s %s", self.gvk, self._where(), state, error)
+            elif self.state != "syncing":
+                log.info("reflector %s%s: synced again", self.gvk, self._where())
+        self.state = state
+        if error:
+            self.last_error = error
+
+    def _where(self) -> str:
+        return f" in {self.namespace}" if self.namespace else ""

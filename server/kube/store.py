@@ -1,0 +1,220 @@
+"""The object store of one GVK: trimmed dicts plus indexes.
+
+A ``Store`` keeps the objects of one type keyed by ``(namespace, name)`` (``""`` for the
+namespace of cluster-scoped objects) and indexes them by uid, namespace, owner uid (every
+ownerReference, controller or not) and label pair. It is the single store implementation
+behind both the live informers and the static snapshot reader; the cross-type owner graph
+lives in ``server.kube.graph``.
+
+Mutations return the changes they made as ``(type, object)`` pairs so callers can fan out
+events; an update whose resourceVersion equals the stored one is no change (this keeps
+reconnects and relists from duplicating events). Stored dicts are never mutated: an update
+replaces the dict.
+
+No I/O and no ``kubernetes_asyncio`` here.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Iterable, Iterator, Mapping
+
+from server.gvk import GVK
+from server.kube.reader import EventType, KubeObject, KubeObjects
+from server.kube.trim import trim
+
+Key = tuple[str, str]
+"""``(namespace or "", name)``."""
+
+Change = tuple[EventType, KubeObject]
+"""One applied change: the new object (ADDED/MODIFIED) or the removed one (DELETED)."""
+
+Changes = list[Change]
+
+
+def object_key(obj: Mapping[str, Any]) -> Key | None:
+    """``(namespace or "", name)`` of an object, ``None`` without a string name."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
+        return None
+    namespace = meta.get("namespace")
+    return (namespace if isinstance(namespace, str) else "", meta["name"])
+
+
+def meta_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj["metadata"]`` or an empty mapping."""
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def owner_refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The well-formed ownerReferences of ``obj`` (each with a string uid)."""
+    refs = meta_of(obj).get("ownerReferences")
+    if not isinstance(refs, list):
+        return []
+    return [r for r in refs if isinstance(r, Mapping) and isinstance(r.get("uid"), str)]
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    """The uid of the ownerReference with ``controller: true``, if any."""
+    for ref in owner_refs(obj):
+        if ref.get("controller") is True:
+            return str(ref["uid"])
+    return None
+
+
+def _labels(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    labels = meta_of(obj).get("labels")
+    if not isinstance(labels, Mapping):
+        return []
+    return [(str(k), str(v)) for k, v in labels.items()]
+
+
+class Store:
+    """Objects of one GVK with uid, namespace, owner and label indexes.
+
+    Args:
+        gvk: the type held (sets ``apiVersion``/``kind`` and picks the trimmer).
+        full: keep whole objects (minus managedFields / last-applied) instead of trimming.
+    """
+
+    def __init__(self, gvk: GVK, *, full: bool = False) -> None:
+        self.gvk = gvk
+        self._full = full
+        self._objects: dict[Key, KubeObject] = {}
+        self._by_uid: dict[str, Key] = {}
+        self._by_ns: dict[str, set[Key]] = {}
+        self._by_owner: dict[str, set[Key]] = {}
+        self._by_label: dict[tuple[str, str], set[Key]] = {}
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def __iter__(self) -> Iterator[KubeObject]:
+        return iter(list(self._objects.values()))
+
+    # reads
+
+    def get(self, namespace: str | None, name: str) -> KubeObject | None:
+        """The object ``namespace/name``; ``None``/``""`` namespace for cluster-scoped."""
+        return self._objects.get((namespace or "", name))
+
+    def by_uid(self, uid: str) -> KubeObject | None:
+        """The object with ``metadata.uid == uid``."""
+        key = self._by_uid.get(uid)
+        return self._objects[key] if key is not None else None
+
+    def owned_by(self, uid: str) -> KubeObjects:
+        """Objects with any ownerReference to ``uid``, sorted by key."""
+        return [self._objects[k] for k in sorted(self._by_owner.get(uid, ()))]
+
+    def list(
+        self, namespace: str | None = None, labels: Mapping[str, str] | None = None
+    ) -> KubeObjects:
+        """Objects in ``namespace`` (all when None or "") carrying every label pair."""
+        candidates: builtins.list[set[Key]] = []
+        if namespace:
+            candidates.append(self._by_ns.get(namespace, set()))
+        for pair in (labels or {}).items():
+            candidates.append(self._by_label.get(pair, set()))
+        if not candidates:
+            keys: Iterable[Key] = self._objects.keys()
+        else:
+            candidates.sort(key=len)
+            keys = set(candidates[0]).intersection(*candidates[1:])
+        return [self._objects[k] for k in sorted(keys)]
+
+    def resource_versions(self, namespace: str | None = None) -> dict[Key, str]:
+        """``key -> metadata.resourceVersion`` (all namespaces when None)."""
+        keys = self._by_ns.get(namespace, set()) if namespace else self._objects.keys()
+        return {k: str(meta_of(self._objects[k]).get("resourceVersion", "")) for k in keys}
+
+    # writes
+
+    def upsert(self, obj: Mapping[str, Any]) -> Changes:
+        """Insert or replace ``obj`` (trimmed). ``[]`` when unchanged or nameless.
+
+        A different uid under the same key counts as a delete plus an add.
+        """
+        key = object_key(obj)
+        if key is None:
+            return []
+        new = trim(self.gvk, obj, full=self._full)
+        old = self._objects.get(key)
+        if old is None:
+            self._insert(key, new)
+            return [("ADDED", new)]
+        old_meta, new_meta = meta_of(old), meta_of(new)
+        if old_meta.get("uid") != new_meta.get("uid"):
+            self._remove(key)
+            self._insert(key, new)
+            return [("DELETED", old), ("ADDED", new)]
+        rv = new_meta.get("resourceVersion")
+        if rv and rv == old_meta.get("resourceVersion"):
+            return []
+        self._remove(key)
+        self._insert(key, new)
+        return [("MODIFIED", new)]
+
+    def delete(self, namespace: str | None, name: str) -> Changes:
+        """Remove ``namespace/name``; ``[]`` when absent."""
+        key = (namespace or "", name)
+        old = self._remove(key)
+        return [("DELETED", old)] if old is not None else []
+
+    def replace(self, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None) -> Changes:
+        """Make the store equal ``objects`` (within ``namespace`` when given).
+
+        Objects that vanished yield synthetic ``DELETED`` changes; others as ``upsert``.
+        """
+        seen: set[Key] = set()
+        changes: Changes = []
+        for obj in objects:
+            key = object_key(obj)
+            if key is not None:
+                seen.add(key)
+                changes.extend(self.upsert(obj))
+        scope = self._by_ns.get(namespace, set()) if namespace else self._objects.keys()
+        for key in sorted(set(scope) - seen):
+            changes.extend(self.delete(*key))
+        return changes
+
+    def clear(self) -> Changes:
+        """Remove everything; one ``DELETED`` change per object."""
+        return [change for key in sorted(self._objects) for change in self.delete(*key)]
+
+    # index maintenance
+
+    def _insert(self, key: Key, obj: KubeObject) -> None:
+        self._objects[key] = obj
+        uid = meta_of(obj).get("uid")
+        if isinstance(uid, str):
+            self._by_uid[uid] = key
+        self._by_ns.setdefault(key[0], set()).add(key)
+        for ref in owner_refs(obj):
+            self._by_owner.setdefault(str(ref["uid"]), set()).add(key)
+        for pair in _labels(obj):
+            self._by_label.setdefault(pair, set()).add(key)
+
+    def _remove(self, key: Key) -> KubeObject | None:
+        obj = self._objects.pop(key, None)
+        if obj is None:
+            return None
+        uid = meta_of(obj).get("uid")
+        if isinstance(uid, str) and self._by_uid.get(uid) == key:
+            del self._by_uid[uid]
+        _discard(self._by_ns, key[0], key)
+        for ref in owner_refs(obj):
+            _discard(self._by_owner, str(ref["uid"]), key)
+        for pair in _labels(obj):
+            _discard(self._by_label, pair, key)
+        return obj
+
+
+def _discard(index: dict[Any, set[Key]], entry: Any, key: Key) -> None:
+    """Remove ``key`` from ``index[entry]``, dropping the entry when it empties."""
+    keys = index.get(entry)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[entry]

@@ -1,0 +1,180 @@
+"""Per-component extraction from the workload object: instance ids, scale, pod specs.
+
+Rules (karta-spec.md sections 7.2-7.4):
+
+* no ``instanceIdPath`` -> exactly one instance with id ``""``; otherwise its outputs,
+  stringified (Go ``%v``), are the ids, and an empty id is an error;
+* every per-instance path is zipped with the ids **by position**; a count mismatch is an
+  error for that component (``instance ids count (n) does not match results count (m)``);
+* scale: the three paths are evaluated separately; numbers become ints, numeric strings
+  are parsed base 10, ``null`` is unset, anything else is an error naming the value;
+* pod specs: ``podTemplateSpecPath`` yields ``{metadata, spec}``; ``podSpecPath`` a bare
+  PodSpec (+ ``metadataPath``); fragments are assembled into a PodSpec (containers from
+  ``containersPath`` + ``containerPath``; ``resourcesPath`` only when there is no
+  container).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from server.definitions.model import Component, SpecDefinition
+from server.errors import JqEvaluationError
+from server.jq import Document, compile_program, stringify
+
+
+class ExtractionError(Exception):
+    """A component's paths do not line up; ``field`` names the definition field."""
+
+    def __init__(self, message: str, field: str = "", expression: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+        self.expression = expression
+
+
+@dataclass(slots=True)
+class Scale:
+    """Scale of one instance; ``None`` means unset."""
+
+    replicas: int | None = None
+    min: int | None = None
+    max: int | None = None
+
+    @property
+    def desired(self) -> int:
+        """Desired pods: replicas, else min, else 1 (upstream CLI rule)."""
+        if self.replicas is not None:
+            return max(self.replicas, 0)
+        if self.min is not None:
+            return max(self.min, 0)
+        return 1
+
+    @property
+    def effective_min(self) -> int:
+        """Gang minimum: min if > 0, else replicas if > 0, else 0 (subtree-scale rule)."""
+        if self.min is not None and self.min > 0:
+            return self.min
+        if self.replicas is not None and self.replicas > 0:
+            return self.replicas
+        return 0
+
+
+def instance_ids(component: Component, doc: Document) -> list[str]:
+    """Instance ids of ``component`` (``[""]`` without instanceIdPath).
+
+    Raises:
+        ExtractionError: an empty id; JqEvaluationError for jq failures.
+    """
+    if not component.instance_id_path:
+        return [""]
+    ids = [stringify(v) for v in compile_program(component.instance_id_path).all(doc)]
+    if any(i in ("", "<nil>") for i in ids):
+        raise ExtractionError(f"instance id path contained empty string values {ids}",
+                              f"{component.path}.instanceIdPath", component.instance_id_path)
+    return ids
+
+
+def _zip(ids: list[str], outputs: list[Any], field: str, expression: str) -> list[Any]:
+    if len(ids) != len(outputs):
+        raise ExtractionError(f"instance ids count ({len(ids)}) does not match results count ({len(outputs)})",
+                              field, expression)
+    return outputs
+
+
+def _to_int(value: Any, position: int, field: str, expression: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ExtractionError(f"value {value!r} at position {position} is not a number", field, expression)
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip(), 10)
+        except ValueError:
+            pass
+    raise ExtractionError(f"value {value!r} at position {position} is not a number", field, expression)
+
+
+def scales(component: Component, ids: list[str], doc: Document) -> list[Scale]:
+    """One :class:`Scale` per instance (all unset without a scaleDefinition).
+
+    Raises:
+        ExtractionError: count mismatch or a non-numeric value; JqEvaluationError.
+    """
+    sd = component.scale
+    if sd is None:
+        return [Scale() for _ in ids]
+    columns: dict[str, list[int | None]] = {}
+    for name, expr in (("replicas", sd.replicas_path), ("min", sd.min_replicas_path), ("max", sd.max_replicas_path)):
+        if expr:
+            field = f"{component.path}.scaleDefinition.{name}{'Path' if name == 'replicas' else 'ReplicasPath'}"
+            columns[name] = [_to_int(v, i, field, expr) for i, v in enumerate(compile_program(expr).all(doc))]
+    count = max((len(v) for v in columns.values()), default=len(ids))
+    if count != len(ids):
+        raise ExtractionError(f"instance ids count ({len(ids)}) does not match results count ({count})",
+                              f"{component.path}.scaleDefinition", "")
+    return [Scale(*(columns[n][i] if n in columns and i < len(columns[n]) else None
+                    for n in ("replicas", "min", "max"))) for i in range(count)]
+
+
+def pod_specs(component: Component, ids: list[str], doc: Document) -> list[dict[str, Any] | None]:
+    """The PodSpec dict of each instance (``None`` when not defined or null).
+
+    Raises:
+        ExtractionError: count mismatch or a value of the wrong type; JqEvaluationError.
+    """
+    spec = component.spec
+    if spec is None or spec.variants == 0:
+        return [None for _ in ids]
+    base = f"{component.path}.specDefinition"
+    if spec.pod_template_spec_path:
+        field = f"{base}.podTemplateSpecPath"
+        outs = _zip(ids, compile_program(spec.pod_template_spec_path).all(doc), field, spec.pod_template_spec_path)
+        return [_object(o, field, spec.pod_template_spec_path, "PodTemplateSpec", "spec") for o in outs]
+    if spec.pod_spec_path:
+        field = f"{base}.podSpecPath"
+        outs = _zip(ids, compile_program(spec.pod_spec_path).all(doc), field, spec.pod_spec_path)
+        return [_object(o, field, spec.pod_spec_path, "PodSpec", None) for o in outs]
+    return _fragmented(spec, ids, doc, f"{base}.fragmentedPodSpecDefinition")
+
+
+def _object(value: Any, field: str, expression: str, type_name: str, key: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ExtractionError(f"expected a {type_name} object, got {type(value).__name__}", field, expression)
+    if key is None:
+        return value
+    inner = value.get(key)
+    return inner if isinstance(inner, dict) else None
+
+
+def _fragmented(spec: SpecDefinition, ids: list[str], doc: Document, base: str) -> list[dict[str, Any] | None]:
+    values: dict[str, list[Any]] = {}
+    for name, expr in spec.fragments or ():
+        values[name] = compile_program(expr).all(doc)
+    count = max((len(v) for v in values.values()), default=0)
+    if count != len(ids):
+        raise ExtractionError(f"instance ids count ({len(ids)}) does not match results count ({count})", base, "")
+    out: list[dict[str, Any] | None] = []
+    for i in range(count):
+        def at(name: str) -> Any:
+            column = values.get(name, [])
+            return column[i] if i < len(column) else None
+        containers = [c for c in (at("containersPath") or []) if isinstance(c, dict)] if isinstance(
+            at("containersPath"), list) else []
+        if isinstance(at("containerPath"), dict):
+            containers.append(at("containerPath"))
+        if not containers and isinstance(at("resourcesPath"), dict):
+            containers = [{"name": "main", "resources": at("resourcesPath")}]
+        pod: dict[str, Any] = {"containers": containers}
+        for name, key in (("schedulerNamePath", "schedulerName"), ("priorityClassNamePath", "priorityClassName")):
+            if isinstance(at(name), str):
+                pod[key] = at(name)
+        out.append(pod)
+    return out
+
+
+__all__ = ["ExtractionError", "JqEvaluationError", "Scale", "instance_ids", "pod_specs", "scales"]

@@ -1,0 +1,199 @@
+"""Pod rows and pod attribution: which component, instance and replica a pod belongs to.
+
+Attribution (karta-spec.md section 8.2, the upstream CLI model, plus an explicit
+unattributed bucket):
+
+1. A pod belongs to the workload when its **controller** ownerReference chain reaches the
+   root object's UID within 6 hops (a pod with a single non-controller ownerReference is
+   followed too, so hand-written dumps work). Core ``Pod`` workloads are their own pod.
+2. Pod-bearing components are tried root first, then children in definition order. A
+   component with a ``componentTypeSelector`` claims the pods it matches (``keyPath``
+   equals ``value``, or is non-null without a value; AND every ``matchLabels`` entry); a
+   component without one claims every pod only when it is the **sole** pod-bearing
+   component. The first claim wins.
+3. The instance is the pod's ``componentInstanceSelector.idPath`` value, which must be
+   one of the component's instance ids; the replica key is the nearest
+   ``replicaSelector.keyPath`` on the component or its ancestors. Both follow the
+   single-result rule: exactly one output, neither null nor "".
+4. Pods of the workload that no component claims are listed as unattributed with the
+   reason.
+
+Pod fields: ``ready`` is the ``Ready`` condition; the not-ready reason takes
+``PodScheduled=False`` reason, then ``status.reason``, then ``Ready=False`` reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from server.definitions.model import Component, Definition, TypeSelector
+from server.errors import JqError
+from server.jq import Document, compile_program, stringify
+from server.resolution.resources import effective_pod_requests
+from server.resolution.view import PodView, ResolutionError
+
+MAX_OWNER_DEPTH = 6
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def controller_owner_uid(obj: Mapping[str, Any]) -> str | None:
+    """UID of the controller ownerReference (or of the only reference), else None."""
+    refs = obj.get("metadata", {}).get("ownerReferences") or []
+    for ref in refs:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return str(ref.get("uid", ""))
+    if len(refs) == 1 and isinstance(refs[0], Mapping):
+        return str(refs[0].get("uid", ""))
+    return None
+
+
+def reaches_root(obj: Mapping[str, Any], root_uid: str, by_uid: Mapping[str, Mapping[str, Any]]) -> bool:
+    """True when ``obj``'s controller chain reaches ``root_uid`` within 6 hops."""
+    current: Mapping[str, Any] | None = obj
+    for _ in range(MAX_OWNER_DEPTH):
+        uid = controller_owner_uid(current) if current is not None else None
+        if not uid:
+            return False
+        if uid == root_uid:
+            return True
+        current = by_uid.get(uid)
+    return False
+
+
+def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
+    """The row of one pod; quantity problems are appended to ``errors``."""
+    meta = pod.get("metadata", {})
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    conditions = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, Mapping)}
+    ready = conditions.get("Ready", {}).get("status") == "True"
+    phase = status.get("phase") or "Pending"
+    reason = None
+    if not ready:
+        scheduled = conditions.get("PodScheduled", {})
+        reason = (scheduled.get("reason") if scheduled.get("status") == "False" else None) or status.get(
+            "reason") or conditions.get("Ready", {}).get("reason")
+    result = effective_pod_requests(spec)
+    name = str(meta.get("name", ""))
+    errors.extend(ResolutionError(f"pod {name}: {e}", field="pod") for e in result.errors)
+    return PodView(name=name, namespace=str(meta.get("namespace", "")), uid=str(meta.get("uid", "")),
+                   phase=phase, ready=ready, node=spec.get("nodeName") or None, reason=reason,
+                   requests=result.requests, terminated=phase in TERMINAL_PHASES)
+
+
+def single_result(expression: str, doc: Document) -> str:
+    """The single-result rule for pod queries (instance id, replica key, group key).
+
+    Raises:
+        ValueError: not exactly one output, or it is null or "".
+        JqError: evaluation failed.
+    """
+    outputs = compile_program(expression).all(doc)
+    if len(outputs) != 1:
+        raise ValueError(f"expected single query result, got {len(outputs)}")
+    if outputs[0] is None or outputs[0] == "":
+        raise ValueError(f"query result is empty {outputs[0]!r}")
+    return stringify(outputs[0])
+
+
+def type_selector_matches(selector: TypeSelector, doc: Document) -> bool:
+    """Does a pod (``doc``) match a componentTypeSelector.
+
+    Raises:
+        JqError: the keyPath failed on this pod.
+    """
+    if selector.match_labels:
+        labels = (doc.value.get("metadata") or {}).get("labels") or {}
+        if any(labels.get(k) != v for k, v in selector.match_labels):
+            return False
+    if selector.key_path:
+        outputs = compile_program(selector.key_path).all(doc)
+        if selector.value is not None:
+            return any(o == selector.value for o in outputs)
+        return any(o is not None for o in outputs)
+    return True
+
+
+class Attributor:
+    """Assigns pods to (component, instance, replica key) for one workload.
+
+    Args:
+        definition: the workload's definition.
+        instance_ids: component name -> its instance ids (from the workload object).
+        errors: receives jq failures of pod selectors (once per field).
+    """
+
+    def __init__(self, definition: Definition, instance_ids: Mapping[str, list[str]],
+                 errors: list[ResolutionError]) -> None:
+        self.definition = definition
+        self.instance_ids = instance_ids
+        self.errors = errors
+        self.leaves = [c for c in definition.components if c.has_pod_definition]
+        self._reported: set[str] = set()
+
+    def attribute(self, pod: PodView, doc: Document) -> None:
+        """Fill ``pod.component``/``instance``/``replica_key`` or ``unattributed_reason``."""
+        component = self._claim(doc)
+        if component is None:
+            pod.unattributed_reason = "no component selector matched the pod"
+            return
+        ids = self.instance_ids.get(component.name, [""])
+        instance = ""
+        selector = component.pod_selector
+        if component.instance_id_path and selector is not None and selector.instance_id_path:
+            try:
+                instance = single_result(selector.instance_id_path, doc)
+            except (ValueError, JqError) as exc:
+                self._report(component, "podSelector.componentInstanceSelector.idPath", exc)
+                pod.unattributed_reason = f"component {component.name}: instance id: {exc}"
+                return
+            if instance not in ids:
+                pod.unattributed_reason = (f"component {component.name}: could not match instance id "
+                                           f'"{instance}". existing instance ids {ids}')
+                return
+        pod.component, pod.instance = component.name, instance
+        pod.replica_key = self._replica_key(component, doc)
+
+    def _claim(self, doc: Document) -> Component | None:
+        for component in self.leaves:
+            selector = component.pod_selector.type_selector if component.pod_selector else None
+            if selector is None:
+                if len(self.leaves) == 1:
+                    return component
+                continue
+            try:
+                if type_selector_matches(selector, doc):
+                    return component
+            except JqError as exc:
+                self._report(component, "podSelector.componentTypeSelector.keyPath", exc)
+        return None
+
+    def _replica_key(self, component: Component, doc: Document) -> str | None:
+        current: Component | None = component
+        while current is not None:
+            selector = current.pod_selector
+            if selector is not None and selector.replica_key_path:
+                try:
+                    return single_result(selector.replica_key_path, doc)
+                except (ValueError, JqError):
+                    return None
+            current = self.definition.component(current.owner_ref) if current.owner_ref else None
+        return None
+
+    def _report(self, component: Component, field: str, exc: Exception) -> None:
+        key = f"{component.name}.{field}"
+        if key in self._reported or not isinstance(exc, JqError):
+            return
+        self._reported.add(key)
+        self.errors.append(ResolutionError(exc.reason, component=component.name, field=f"{component.path}.{field}",
+                                           expression=exc.expression))
+
+
+def workload_pods(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
+                  pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Pods among ``pods`` whose controller chain reaches ``root`` (via ``objects``)."""
+    root_uid = str(root.get("metadata", {}).get("uid", ""))
+    if root.get("kind") == "Pod" and root.get("apiVersion") == "v1":
+        return [root]
+    by_uid = {str(o.get("metadata", {}).get("uid", "")): o for o in objects}
+    return [p for p in pods if root_uid and reaches_root(p, root_uid, by_uid)]

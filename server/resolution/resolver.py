@@ -1,0 +1,215 @@
+"""Resolve one live workload through its definition into a :class:`WorkloadView`.
+
+``resolve(definition, root, objects=..., pods=...)`` is pure: no I/O, no logging. One bad
+path or malformed object yields an error entry on the component or workload and the rest
+of the view is still produced.
+
+Counting rules (documented in the README, "JSON view reference"):
+
+* desired pods of an instance: ``replicas``, else ``minReplicas``, else 1; of a component:
+  the sum over its instances; of the workload: the sum over pod-bearing components
+  (child replicas paths give totals; children are not multiplied by parent instances);
+* current / ready: attributed pods that are not terminated (phase Succeeded or Failed) /
+  of those, the ones with ``Ready=True``; terminated pods are still listed;
+* spec requests: effective pod request of each instance's pod spec x its desired pods;
+* GPU figures: requested by spec (above), requested by existing non-terminated pods, and
+  allocated (non-terminated pods bound to a node); workload pod figures include
+  unattributed pods, which still belong to the workload;
+* components without pods, children, replicas or resources are dropped (a Deployment's
+  ReplicaSet component); pod-bearing components stay even at zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from server.definitions.model import Component, Definition
+from server.definitions.phases import Phase, primary_phase
+from server.errors import JqError
+from server.jq import Document
+from server.resolution import extract
+from server.resolution.gangs import SubtreeScale, gang_groups
+from server.resolution.pods import Attributor, pod_view, workload_pods
+from server.resolution.resources import (
+    DEFAULT_GPU_POLICY,
+    GpuPolicy,
+    Requests,
+    add_into,
+    effective_pod_requests,
+    scale,
+)
+from server.resolution.status import StatusResult, evaluate_status
+from server.resolution.view import (
+    ComponentView,
+    GpuFigures,
+    InstanceView,
+    PodView,
+    Replicas,
+    ResolutionError,
+    WorkloadView,
+)
+
+
+class _Extracted:
+    """What the workload object says about one component."""
+
+    __slots__ = ("ids", "scales", "specs")
+
+    def __init__(self, ids: list[str], scales: list[extract.Scale], specs: list[dict[str, Any] | None]) -> None:
+        self.ids, self.scales, self.specs = ids, scales, specs
+
+
+def _extract(component: Component, doc: Document, errors: list[ResolutionError]) -> _Extracted:
+    try:
+        ids = extract.instance_ids(component, doc)
+        return _Extracted(ids, extract.scales(component, ids, doc), extract.pod_specs(component, ids, doc))
+    except extract.ExtractionError as exc:
+        errors.append(ResolutionError(str(exc), component.name, exc.field, exc.expression))
+    except JqError as exc:
+        errors.append(ResolutionError(exc.reason, component.name, exc.field, exc.expression))
+    return _Extracted([""], [extract.Scale(replicas=0)], [None])
+
+
+def _status(definition: Definition, doc: Document, errors: list[ResolutionError]) -> StatusResult:
+    status = definition.root.status
+    if status is None:
+        return StatusResult([Phase.UNDEFINED])
+    try:
+        return evaluate_status(status, doc)
+    except JqError as exc:
+        errors.append(ResolutionError(f"status evaluation failed: {exc.reason}", definition.root.name,
+                                      f"{definition.root.path}.statusDefinition", exc.expression))
+        return StatusResult([Phase.UNDEFINED])
+
+
+def _live(pods: Sequence[PodView]) -> list[PodView]:
+    return [p for p in pods if not p.terminated]
+
+
+def _pod_figures(pods: Sequence[PodView]) -> tuple[Requests, Requests]:
+    requested: Requests = {}
+    allocated: Requests = {}
+    for pod in _live(pods):
+        add_into(requested, pod.requests)
+        if pod.node:
+            add_into(allocated, pod.requests)
+    return requested, allocated
+
+
+def _component_view(component: Component, ex: _Extracted, pods: list[PodView], errors: list[ResolutionError],
+                    quantity_errors: list[ResolutionError]) -> ComponentView:
+    instances: list[InstanceView] = []
+    spec_total: Requests = {}
+    for instance_id, sc, spec in zip(ex.ids, ex.scales, ex.specs):
+        result = effective_pod_requests(spec) if spec is not None else None
+        if result is not None:
+            quantity_errors.extend(ResolutionError(f"instance {instance_id or '-'}: {e}", component.name,
+                                                   f"{component.path}.specDefinition") for e in result.errors)
+        per_pod = result.requests if result is not None else {}
+        desired = sc.desired if component.has_pod_definition else (sc.replicas or 0)
+        mine = [p for p in pods if p.instance == instance_id]
+        live = _live(mine)
+        instances.append(InstanceView(instance_id, Replicas(desired, len(live), sum(p.ready for p in live), sc.min,
+                                                            sc.max), per_pod, mine, spec is not None))
+        add_into(spec_total, scale(per_pod, desired))
+    requested, allocated = _pod_figures(pods)
+    live = _live(pods)
+    mins = [i.replicas.min for i in instances if i.replicas.min is not None]
+    maxs = [i.replicas.max for i in instances if i.replicas.max is not None]
+    replicas = Replicas(sum(i.replicas.desired for i in instances), len(live), sum(p.ready for p in live),
+                        sum(mins) if mins else None, sum(maxs) if maxs else None)
+    kind = component.kind
+    return ComponentView(
+        name=component.name, kind=kind.kind if kind else "", api_version=kind.api_version if kind else "",
+        parent=component.owner_ref, logical=kind is None, has_pod_definition=component.has_pod_definition,
+        replicas=replicas, instances=instances, requests=spec_total,
+        gpu=GpuFigures(dict(spec_total), requested, allocated), pods=pods, errors=errors)
+
+
+def _aggregate(view: ComponentView) -> None:
+    """Fold children into a non-pod component (logical groups, owner-only kinds)."""
+    if view.has_pod_definition or not view.children:
+        return
+    replicas = Replicas(min=view.replicas.min, max=view.replicas.max)
+    for child in view.children:
+        replicas.desired += child.replicas.desired
+        replicas.current += child.replicas.current
+        replicas.ready += child.replicas.ready
+        for mine, theirs in ((view.gpu.spec, child.gpu.spec), (view.gpu.pods, child.gpu.pods),
+                             (view.gpu.allocated, child.gpu.allocated)):
+            add_into(mine, theirs)
+    view.replicas = replicas
+
+
+def _is_empty(view: ComponentView) -> bool:
+    return (not view.has_pod_definition and not view.children and not view.pods and view.replicas.desired == 0
+            and not view.requests and not view.errors)
+
+
+def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]] = (),
+            pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
+            policy: GpuPolicy = DEFAULT_GPU_POLICY) -> WorkloadView:
+    """Resolve ``root`` into its view.
+
+    Args:
+        definition: the definition registered for the root's GVK.
+        root: the workload object (dict as the API server returns it).
+        objects: descendants that may sit in pods' owner chains (Jobs of a JobSet, ...).
+        pods: candidate pods (e.g. all pods of the namespace); only those whose controller
+            chain reaches ``root`` are used.
+        origin: where the definition came from (``catalog``, ``cluster``, ``file``, ...).
+        policy: which resource names are GPUs.
+
+    Returns:
+        The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
+    """
+    errors: list[ResolutionError] = []
+    doc = Document(root)
+    status = _status(definition, doc, errors)
+    component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
+    extracted = {c.name: _extract(c, doc, component_errors[c.name]) for c in definition.components}
+    pod_docs: dict[str, Document] = {}
+    attributor = Attributor(definition, {n: e.ids for n, e in extracted.items()}, errors)
+    rows: list[PodView] = []
+    for raw in workload_pods(root, objects, pods):
+        row = pod_view(raw, errors)
+        pod_docs[row.uid or row.name] = pod_docs.get(row.uid or row.name) or Document(raw)
+        attributor.attribute(row, pod_docs[row.uid or row.name])
+        row.component = row.component if row.unattributed_reason is None else None
+        rows.append(row)
+    views: dict[str, ComponentView] = {}
+    for component in definition.components:
+        mine = [p for p in rows if p.component == component.name]
+        views[component.name] = _component_view(component, extracted[component.name], mine,
+                                                component_errors[component.name], errors)
+    for component in reversed(definition.children):
+        view = views[component.name]
+        _aggregate(view)
+        parent = views.get(component.owner_ref or "")
+        if parent is not None and not _is_empty(view):
+            parent.children.insert(0, view)
+    root_view = views[definition.root.name]
+    top = ([ComponentView(**{**_fields(root_view), "children": []})] if definition.root.has_pod_definition else [])
+    top += root_view.children
+    pod_bearing = [v for v in views.values() if v.has_pod_definition]
+    spec_total: Requests = {}
+    for v in pod_bearing:
+        add_into(spec_total, v.requests)
+    requested, allocated = _pod_figures(rows)
+    live = _live(rows)
+    replicas = Replicas(sum(v.replicas.desired for v in pod_bearing), len(live), sum(p.ready for p in live))
+    subtree = SubtreeScale(definition, {n: dict(zip(e.ids, e.scales)) for n, e in extracted.items()})
+    meta = root.get("metadata", {})
+    return WorkloadView(
+        name=str(meta.get("name", "")), namespace=meta.get("namespace"), kind=str(root.get("kind", "")),
+        api_version=str(root.get("apiVersion", "")), uid=str(meta.get("uid", "")),
+        resource_version=str(meta.get("resourceVersion", "")), created_at=meta.get("creationTimestamp"),
+        definition=definition.name, origin=origin, phase=primary_phase(status.phases), phases=status.phases,
+        raw_phase=status.raw_phase, conditions=list(status.conditions.values()), components=top,
+        unattributed=[p for p in rows if p.component is None], replicas=replicas, requests=spec_total,
+        gpu=GpuFigures(dict(spec_total), requested, allocated),
+        gangs=gang_groups(definition, subtree, rows, pod_docs), errors=errors, policy=policy)
+
+
+def _fields(view: ComponentView) -> dict[str, Any]:
+    return {name: getattr(view, name) for name in view.__slots__}  # type: ignore[attr-defined]

@@ -1,0 +1,160 @@
+"""Effective pod requests and GPU classification.
+
+Kubernetes rule (kubernetes.io "Init Containers" section "Resource sharing within
+containers", "Sidecar Containers", "Pod Overhead", and "Resource Management for Pods and
+Containers" for pod-level resources; the same as ``resource.PodRequests`` used by the
+scheduler and Kueue), per resource name:
+
+1. A container's request is ``requests[name]``, falling back to ``limits[name]`` (the API
+   server defaults requests to limits on Pods, but templates inside custom resources are
+   not defaulted, so a GPU given only in limits still counts).
+2. Init phase: walk init containers in order keeping the running sum of restartable
+   sidecars (``restartPolicy: Always``) started so far. A regular init container needs
+   ``its request + sidecars started before it``; a sidecar needs the running sidecar sum
+   including itself. The init value is the largest of these.
+3. Steady state = sum of app containers + sum of all sidecars.
+4. Pod request = max(init value, steady state).
+5. Pod-level ``spec.resources`` (requests, else limits) replaces the container aggregate
+   for the resources it names.
+6. ``spec.overhead`` (RuntimeClass) is added.
+
+Upstream's CLI omits the "sidecars started before" term of step 2; we follow Kubernetes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Mapping
+
+from server.resolution.quantity import QuantityError, parse_quantity
+
+Requests = dict[str, Decimal]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuPolicy:
+    """Which resource names are GPUs.
+
+    Attributes:
+        whole: exact names counted as whole GPU devices.
+        whole_prefixes: name prefixes counted as whole devices (``gpu.intel.com/``).
+        partial_prefixes: name prefixes of partial devices kept per profile but not added
+            to the whole-GPU total (``nvidia.com/mig-``).
+    """
+
+    whole: frozenset[str] = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+    whole_prefixes: tuple[str, ...] = ("gpu.intel.com/",)
+    partial_prefixes: tuple[str, ...] = ("nvidia.com/mig-",)
+
+    def is_gpu(self, name: str) -> bool:
+        """True for any GPU-class resource (whole or partial)."""
+        return self.is_whole(name) or name.startswith(self.partial_prefixes)
+
+    def is_whole(self, name: str) -> bool:
+        """True when ``name`` counts toward the whole-GPU total."""
+        return name in self.whole or name.startswith(self.whole_prefixes)
+
+    def total(self, requests: Mapping[str, Decimal]) -> Decimal:
+        """Whole GPUs in ``requests``."""
+        return sum((v for k, v in requests.items() if self.is_whole(k)), Decimal(0))
+
+
+DEFAULT_GPU_POLICY = GpuPolicy()
+
+
+@dataclass(slots=True)
+class RequestResult:
+    """Effective requests of one pod spec, and quantity problems found on the way."""
+
+    requests: Requests = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def _read(block: Any, where: str, errors: list[str]) -> Requests:
+    out: Requests = {}
+    if not isinstance(block, Mapping):
+        return out
+    for name, raw in block.items():
+        try:
+            out[str(name)] = parse_quantity(raw)
+        except QuantityError as exc:
+            errors.append(f"{where}.{name}: {exc}")
+    return out
+
+
+def container_requests(container: Any, where: str, errors: list[str]) -> Requests:
+    """Requests of one container, falling back to limits per resource name."""
+    resources = container.get("resources") if isinstance(container, Mapping) else None
+    if not isinstance(resources, Mapping):
+        return {}
+    limits = _read(resources.get("limits"), f"{where}.resources.limits", errors)
+    requests = _read(resources.get("requests"), f"{where}.resources.requests", errors)
+    return {**limits, **requests}
+
+
+def _add(a: Requests, b: Requests) -> Requests:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, Decimal(0)) + v
+    return out
+
+
+def _max(a: Requests, b: Requests) -> Requests:
+    out = dict(a)
+    for k, v in b.items():
+        if v > out.get(k, Decimal(0)):
+            out[k] = v
+    return out
+
+
+def effective_pod_requests(spec: Any) -> RequestResult:
+    """Effective requests of a PodSpec dict by the Kubernetes rule (module docstring).
+
+    Args:
+        spec: a PodSpec as a dict (``containers``, ``initContainers``, ``resources``,
+            ``overhead``); anything else yields empty requests.
+
+    Returns:
+        Requests by resource name (Decimal; CPU in cores, memory in bytes) and a list of
+        quantity errors (each names the field). Invalid quantities are skipped, never
+        raised.
+    """
+    result = RequestResult()
+    if not isinstance(spec, Mapping):
+        return result
+    errors = result.errors
+    sidecars: Requests = {}
+    init_peak: Requests = {}
+    for index, container in enumerate(_list(spec.get("initContainers"))):
+        request = container_requests(container, f"initContainers[{index}]", errors)
+        if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
+            sidecars = _add(sidecars, request)
+            init_peak = _max(init_peak, sidecars)
+        else:
+            init_peak = _max(init_peak, _add(request, sidecars))
+    steady = dict(sidecars)
+    for index, container in enumerate(_list(spec.get("containers"))):
+        steady = _add(steady, container_requests(container, f"containers[{index}]", errors))
+    total = _max(init_peak, steady)
+    pod_level = spec.get("resources")
+    if isinstance(pod_level, Mapping):
+        total.update(container_requests({"resources": pod_level}, "resources", errors))
+    total = _add(total, _read(spec.get("overhead"), "overhead", errors))
+    result.requests = total
+    return result
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def scale(requests: Mapping[str, Decimal], factor: int) -> Requests:
+    """``requests`` multiplied by a replica count."""
+    return {k: v * factor for k, v in requests.items()}
+
+
+def add_into(target: Requests, extra: Mapping[str, Decimal]) -> None:
+    """Add ``extra`` into ``target`` in place."""
+    for k, v in extra.items():
+        target[k] = target.get(k, Decimal(0)) + v

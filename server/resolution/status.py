@@ -1,0 +1,83 @@
+"""Status evaluation of the root object: phases from status mappings.
+
+Semantics (karta-spec.md section 7.5, reproduced exactly):
+
+1. ``phase`` = first output of ``phaseDefinition.path`` (unset when absent or no output);
+2. ``conditions`` = all outputs of ``conditionsDefinition.path``, flattened one level (an
+   array output contributes its elements); the configured type/status/message/reason
+   keys are read (string values only) into a map by type, a later duplicate winning;
+3. a phase matches when **any** of its matchers matches; a matcher matches when every
+   set criterion holds: ``byPhase`` equals the phase; each ``byConditions`` entry's type
+   exists and its status/reason equal when given; ``byExpression`` -- the first output of
+   ``(<expression>) | tostring`` equals ``expectedResult``; no criterion = match;
+4. the result is every matched phase in upstream's Entries order, ``[Undefined]`` when
+   none; a jq error anywhere aborts the evaluation (the caller records it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.definitions.model import StatusDefinition, StatusMatcher
+from server.definitions.phases import ENTRIES_ORDER, Phase
+from server.jq import Document, compile_program
+
+
+@dataclass(slots=True)
+class StatusResult:
+    """Matched phases (Entries order), the raw phase and the extracted conditions."""
+
+    phases: list[Phase]
+    raw_phase: str | None = None
+    conditions: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def evaluate_status(status: StatusDefinition, doc: Document) -> StatusResult:
+    """Evaluate ``status`` against the root object.
+
+    Raises:
+        JqEvaluationError: any jq failure (the whole evaluation is aborted, as upstream).
+    """
+    raw_phase = None
+    if status.phase_path:
+        value = compile_program(status.phase_path).first(doc)
+        raw_phase = None if value is None else (value if isinstance(value, str) else str(value))
+    conditions: dict[str, dict[str, str]] = {}
+    if status.conditions is not None and status.conditions.path:
+        cd = status.conditions
+        for output in compile_program(cd.path).all(doc):
+            for item in output if isinstance(output, list) else [output]:
+                if not isinstance(item, dict) or not isinstance(item.get(cd.type_field), str):
+                    continue
+                entry = {"type": item[cd.type_field]}
+                for key, name in (("status", cd.status_field), ("reason", cd.reason_field),
+                                  ("message", cd.message_field)):
+                    if isinstance(item.get(name), str):
+                        entry[key] = item[name]
+                conditions[entry["type"]] = entry
+    by_phase = dict(status.mappings)
+    matched = [p for p in ENTRIES_ORDER if p in by_phase
+               and any(_matches(m, raw_phase, conditions, doc) for m in by_phase[p])]
+    return StatusResult(matched or [Phase.UNDEFINED], raw_phase, conditions)
+
+
+def _matches(m: StatusMatcher, raw_phase: str | None, conditions: dict[str, dict[str, str]], doc: Document) -> bool:
+    if m.by_phase and raw_phase != m.by_phase:
+        return False
+    for want in m.by_conditions:
+        have = conditions.get(want.type)
+        if have is None:
+            return False
+        if want.status and have.get("status") != want.status:
+            return False
+        if want.reason and have.get("reason") != want.reason:
+            return False
+    if m.by_expression:
+        outputs = compile_program(f"({m.by_expression}) | tostring").first(doc, default=_NONE)
+        if outputs is _NONE or outputs != m.expected_result:
+            return False
+    return True
+
+
+_NONE: Any = object()

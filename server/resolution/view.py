@@ -1,0 +1,341 @@
+"""The resolved view of one workload: workload -> components -> instances -> pods.
+
+Plain dataclasses built by :func:`server.resolution.resolver.resolve` and rendered by
+``to_dict`` into the JSON view that ``wmap describe -o json``, REST and the snapshot tests
+share. The JSON is a superset of upstream ``kli describe`` (karta-spec.md section 11.3).
+
+Units: ``cpuMillis`` millicores, ``memoryBytes`` bytes, ``gpus`` whole devices;
+``byResource`` maps every resource name to a decimal string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from server.definitions.phases import Phase
+from server.resolution.quantity import format_quantity
+from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
+
+
+def resources_dict(requests: Requests, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
+    """``{gpus, cpuMillis, memoryBytes, byResource}`` for a requests map."""
+    gpus = policy.total(requests)
+    return {
+        "gpus": _number(gpus),
+        "cpuMillis": _number(requests.get("cpu", Decimal(0)) * 1000),
+        "memoryBytes": _number(requests.get("memory", Decimal(0))),
+        "byResource": {k: format_quantity(v) for k, v in sorted(requests.items())},
+    }
+
+
+def _number(value: Decimal) -> int | float:
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+@dataclass(slots=True)
+class GpuFigures:
+    """The three GPU figures platforms need, kept apart because they diverge.
+
+    Attributes:
+        requested_by_spec: whole GPUs the definition's pod specs ask for x desired replicas.
+        requested_by_pods: whole GPUs asked for by existing, non-terminated pods.
+        allocated: whole GPUs of pods bound to a node and not terminated.
+        by_resource: per GPU-class resource name (MIG profiles kept apart):
+            ``{name: {requestedBySpec, requestedByPods, allocated}}``.
+    """
+
+    spec: Requests = field(default_factory=dict)
+    pods: Requests = field(default_factory=dict)
+    allocated: Requests = field(default_factory=dict)
+
+    def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
+        """JSON shape ``{requestedBySpec, requestedByPods, allocated, byResource}``."""
+        names = sorted({n for part in (self.spec, self.pods, self.allocated) for n in part if policy.is_gpu(n)})
+        return {
+            "requestedBySpec": _number(policy.total(self.spec)),
+            "requestedByPods": _number(policy.total(self.pods)),
+            "allocated": _number(policy.total(self.allocated)),
+            "byResource": {n: {"requestedBySpec": _number(self.spec.get(n, Decimal(0))),
+                               "requestedByPods": _number(self.pods.get(n, Decimal(0))),
+                               "allocated": _number(self.allocated.get(n, Decimal(0)))} for n in names},
+        }
+
+
+@dataclass(slots=True)
+class ResolutionError:
+    """One problem met while resolving; the rest of the view is still produced."""
+
+    message: str
+    component: str = ""
+    field: str = ""
+    expression: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON shape ``{component, field, expression, message}``."""
+        return {"component": self.component, "field": self.field, "expression": self.expression,
+                "message": self.message}
+
+
+@dataclass(slots=True)
+class PodView:
+    """One live pod as the view shows it."""
+
+    name: str
+    namespace: str
+    uid: str
+    phase: str
+    ready: bool
+    node: str | None
+    reason: str | None
+    requests: Requests
+    terminated: bool
+    component: str | None = None
+    instance: str | None = None
+    replica_key: str | None = None
+    unattributed_reason: str | None = None
+
+    def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
+        """JSON shape of a pod row."""
+        out: dict[str, Any] = {"name": self.name, "namespace": self.namespace, "phase": self.phase,
+                               "ready": self.ready, "node": self.node, "resources": resources_dict(self.requests,
+                                                                                                  policy)}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.component is not None:
+            out["component"] = self.component
+        if self.instance is not None:
+            out["instance"] = self.instance
+        if self.replica_key is not None:
+            out["replicaKey"] = self.replica_key
+        if self.unattributed_reason is not None:
+            out["unattributedReason"] = self.unattributed_reason
+        return out
+
+
+@dataclass(slots=True)
+class Replicas:
+    """Desired / current / ready pods, and the scale bounds when defined."""
+
+    desired: int = 0
+    current: int = 0
+    ready: int = 0
+    min: int | None = None
+    max: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape ``{desired, current, ready, min?, max?}``."""
+        out: dict[str, Any] = {"desired": self.desired, "current": self.current, "ready": self.ready}
+        if self.min is not None:
+            out["min"] = self.min
+        if self.max is not None:
+            out["max"] = self.max
+        return out
+
+
+@dataclass(slots=True)
+class InstanceView:
+    """One instance of a component (``id`` "" when the component has no instance ids)."""
+
+    id: str
+    replicas: Replicas
+    pod_requests: Requests
+    pods: list[PodView] = field(default_factory=list)
+    has_pod_spec: bool = False
+
+    def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
+        """JSON shape ``{id, replicas, podResources, pods}``."""
+        return {"id": self.id, "replicas": self.replicas.to_dict(),
+                "podResources": resources_dict(self.pod_requests, policy),
+                "pods": [p.name for p in self.pods]}
+
+
+@dataclass(slots=True)
+class ComponentView:
+    """One component (role) with its instances, pods and totals.
+
+    ``requests`` is this component's own spec request (per-pod request x desired
+    replicas, summed over instances); ``gpu`` adds descendants for logical components.
+    """
+
+    name: str
+    kind: str
+    api_version: str
+    parent: str | None
+    logical: bool
+    has_pod_definition: bool
+    replicas: Replicas
+    instances: list[InstanceView]
+    requests: Requests
+    gpu: GpuFigures
+    pods: list[PodView] = field(default_factory=list)
+    children: list["ComponentView"] = field(default_factory=list)
+    errors: list[ResolutionError] = field(default_factory=list)
+
+    @property
+    def nodes(self) -> list[str]:
+        """Distinct node names of this component's pods, sorted."""
+        return sorted({p.node for p in self.pods if p.node})
+
+    def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
+        """JSON shape of a component row (children nested)."""
+        return {
+            "name": self.name, "kind": self.kind, "apiVersion": self.api_version, "parent": self.parent,
+            "replicas": self.replicas.to_dict(), "resources": resources_dict(self.requests, policy),
+            "gpu": self.gpu.to_dict(policy), "nodes": self.nodes,
+            "instances": [i.to_dict(policy) for i in self.instances],
+            "pods": [p.to_dict(policy) for p in self.pods],
+            "children": [c.to_dict(policy) for c in self.children],
+            "errors": [e.to_dict() for e in self.errors],
+        }
+
+
+@dataclass(slots=True)
+class RoleView:
+    """A role as users name it: one per instance of a component with instance ids
+    (JobSet replicated job ``leader``, Ray worker group ``gpu-group``), else the
+    component itself (PyTorchJob ``master``, LWS ``worker``).
+
+    Attributes:
+        name: the instance id, or the component name.
+        component: the Karta component the role comes from.
+        instance: the instance id ("" for a component without instance ids).
+    """
+
+    name: str
+    component: ComponentView
+    instance: InstanceView | None
+
+    @property
+    def replicas(self) -> Replicas:
+        """Desired/current/ready pods of this role."""
+        return self.instance.replicas if self.instance is not None else self.component.replicas
+
+    @property
+    def pods(self) -> list[PodView]:
+        """Pods attributed to this role."""
+        return self.instance.pods if self.instance is not None else self.component.pods
+
+    @property
+    def gpu(self) -> GpuFigures:
+        """GPU figures of this role."""
+        if self.instance is None:
+            return self.component.gpu
+        spec = {k: v * self.instance.replicas.desired for k, v in self.instance.pod_requests.items()}
+        pods: Requests = {}
+        allocated: Requests = {}
+        for pod in self.instance.pods:
+            if pod.terminated:
+                continue
+            for k, v in pod.requests.items():
+                pods[k] = pods.get(k, Decimal(0)) + v
+                if pod.node:
+                    allocated[k] = allocated.get(k, Decimal(0)) + v
+        return GpuFigures(spec, pods, allocated)
+
+    def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
+        """JSON shape ``{name, component, instance, kind, parent, replicas, podResources, gpu, pods, nodes}``."""
+        per_pod = self.instance.pod_requests if self.instance is not None else (
+            self.component.instances[0].pod_requests if self.component.instances else {})
+        return {"name": self.name, "component": self.component.name,
+                "instance": self.instance.id if self.instance is not None else "",
+                "kind": self.component.kind, "parent": self.component.parent,
+                "replicas": self.replicas.to_dict(), "podResources": resources_dict(per_pod, policy),
+                "gpu": self.gpu.to_dict(policy), "pods": [p.name for p in self.pods],
+                "nodes": sorted({p.node for p in self.pods if p.node})}
+
+
+@dataclass(slots=True)
+class GangGroup:
+    """An expected gang: pods that must be scheduled together and its minimum size."""
+
+    name: str
+    form: str
+    min_member: int
+    sub_groups: list[tuple[str, int]] = field(default_factory=list)
+    key: list[str] | None = None
+    pods: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape ``{name, form, minMember, subGroups[{name, minMember}], key?, pods}``."""
+        out: dict[str, Any] = {"name": self.name, "form": self.form, "minMember": self.min_member,
+                               "subGroups": [{"name": n, "minMember": m} for n, m in self.sub_groups],
+                               "pods": self.pods}
+        if self.key is not None:
+            out["key"] = self.key
+        return out
+
+
+@dataclass(slots=True)
+class WorkloadView:
+    """The whole resolved workload."""
+
+    name: str
+    namespace: str | None
+    kind: str
+    api_version: str
+    uid: str
+    resource_version: str
+    created_at: str | None
+    definition: str
+    origin: str
+    phase: Phase
+    phases: list[Phase]
+    raw_phase: str | None
+    conditions: list[dict[str, str]]
+    components: list[ComponentView]
+    unattributed: list[PodView]
+    replicas: Replicas
+    requests: Requests
+    gpu: GpuFigures
+    gangs: list[GangGroup]
+    errors: list[ResolutionError]
+    policy: GpuPolicy = DEFAULT_GPU_POLICY
+
+    @property
+    def group(self) -> str:
+        """API group of the workload ("" for core)."""
+        return self.api_version.rpartition("/")[0]
+
+    def all_components(self) -> list[ComponentView]:
+        """Components flattened depth-first (parents before children)."""
+        out: list[ComponentView] = []
+        stack = list(reversed(self.components))
+        while stack:
+            c = stack.pop()
+            out.append(c)
+            stack.extend(reversed(c.children))
+        return out
+
+    def roles(self) -> list[RoleView]:
+        """Roles as users name them, over every pod-bearing component (definition order)."""
+        out: list[RoleView] = []
+        for component in self.all_components():
+            if not component.has_pod_definition:
+                continue
+            if any(i.id for i in component.instances):
+                out.extend(RoleView(i.id, component, i) for i in component.instances)
+            else:
+                out.append(RoleView(component.name, component, None))
+        return out
+
+    def all_pods(self) -> list[PodView]:
+        """Every pod of the workload, attributed first, then unattributed."""
+        return [p for c in self.all_components() for p in c.pods] + self.unattributed
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view (documented in the README, "JSON view reference")."""
+        return {
+            "name": self.name, "namespace": self.namespace, "kind": self.kind, "apiVersion": self.api_version,
+            "group": self.group, "uid": self.uid, "resourceVersion": self.resource_version,
+            "createdAt": self.created_at, "definition": self.definition, "origin": self.origin,
+            "phase": self.phase.value, "phases": [p.value for p in self.phases], "rawPhase": self.raw_phase,
+            "conditions": self.conditions, "replicas": self.replicas.to_dict(),
+            "resources": resources_dict(self.requests, self.policy), "gpu": self.gpu.to_dict(self.policy),
+            "roles": [r.to_dict(self.policy) for r in self.roles()],
+            "components": [c.to_dict(self.policy) for c in self.components],
+            "unattributedPods": [p.to_dict(self.policy) for p in self.unattributed],
+            "gangGroups": [g.to_dict() for g in self.gangs],
+            "errors": [e.to_dict() for e in self.errors],
+        }
