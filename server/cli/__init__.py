@@ -1,1 +1,1 @@
-"""server.cli"""
+"""wmap command line."""

@@ -1,0 +1,155 @@
+"""The ``wmap`` command line.
+
+Commands: ``describe`` (offline with ``-f``), ``validate``, ``catalog``; the server adds
+``serve`` and live ``get``/``describe`` (see :mod:`server.cli.live`).
+
+Exit codes (as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
+2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from server.config import default_catalog_dir
+from server.definitions import load_definition, load_documents
+from server.definitions.catalog import load_catalog
+from server.definitions.load import check_definition
+from server.definitions.registry import DefinitionRegistry
+from server.errors import InvalidDefinition, InvalidRequest, ServerError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
+
+
+def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None = None) -> DefinitionRegistry:
+    """Catalog plus definitions from files (origin ``file``, which win over the catalog).
+
+    Raises:
+        InvalidRequest / InvalidDefinition: a definition file is unreadable or invalid.
+    """
+    registry = DefinitionRegistry(load_catalog(catalog_dir or default_catalog_dir()))
+    for path in definition_files:
+        for doc in load_documents(_read(path), source=path):
+            registry.register(load_definition(doc), origin="file")
+    return registry
+
+
+def _read(path: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read {path}: {exc.strerror}") from None
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
+    from server.cli.render import render
+    from server.kube.snapshot import SnapshotReader
+    from server.service import WorkloadService
+
+    if not args.file:
+        from server.cli import live
+        return live.describe(args)
+    registry = build_registry(args.definition, args.catalog_dir)
+    reader = SnapshotReader.from_paths(*args.file)
+    views = WorkloadService(registry, reader).workloads()
+    if not views:
+        print(f"error: no workload in {', '.join(args.file)} is covered by a definition "
+              "(`wmap catalog` lists the covered types)", file=sys.stderr)
+        return EXIT_NO_DEFINITION
+    print(render(views, args.output))
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``wmap validate FILE``: print every problem; exit 1 when invalid."""
+    docs = load_documents(_read(args.file), source=args.file)
+    if not docs:
+        print(f"error: {args.file} holds no document", file=sys.stderr)
+        return EXIT_USAGE
+    status = EXIT_OK
+    for doc in docs:
+        definition, problems = check_definition(doc)
+        name = (doc.get("metadata") or {}).get("name", "<unnamed>") if isinstance(doc, dict) else "<unnamed>"
+        if definition is not None:
+            print(f"OK: {definition.name} is a valid Karta definition (GVK: {definition.gvk})")
+            continue
+        status = EXIT_FAIL
+        print(f"INVALID: {name}")
+        for problem in problems:
+            print(f"  {problem}")
+        print(f"{len(problems)} finding(s) in {args.file}")
+    return status
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    """``wmap catalog``: the built-in definitions with GVK and operator source version."""
+    catalog = load_catalog(args.catalog_dir or default_catalog_dir())
+    rows = [{"name": e.definition.name, "group": e.gvk.group, "version": e.gvk.version, "kind": e.gvk.kind,
+             "aliases": list(e.aliases), "sourceVersion": e.source_version,
+             "components": [c.name for c in e.definition.components]} for e in catalog]
+    if args.output == "json":
+        print(json.dumps({"items": rows, "count": len(rows)}, indent=2))
+        return EXIT_OK
+    width = max((len(r["name"]) for r in rows), default=4)
+    print(f"{'NAME':<{width}}  {'GVK':<50}  SOURCE")
+    for r in rows:
+        gvk = f"{r['group'] + '/' if r['group'] else ''}{r['version']}, Kind={r['kind']}"
+        print(f"{r['name']:<{width}}  {gvk:<50}  {r['sourceVersion']}")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands register themselves here)."""
+    p = argparse.ArgumentParser(prog="wmap", description="Workload Map: one view of every AI workload.")
+    p.add_argument("--catalog-dir", default=None, help="built-in definitions directory (default: bundled catalog/)")
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("describe", help="resolve workloads from files (-f) or a cluster (KIND/NAME)")
+    d.add_argument("target", nargs="?", help="KIND/NAME (live mode)")
+    d.add_argument("-f", "--file", action="append", default=[], help="manifest file or directory ('-' for stdin)")
+    d.add_argument("--definition", action="append", default=[], help="extra Karta definition file")
+    d.add_argument("-o", "--output", choices=("json", "yaml", "tree"), default="tree")
+    d.add_argument("-n", "--namespace", default=None)
+    d.add_argument("--kubeconfig", default=None)
+    d.add_argument("--context", default=None)
+    d.set_defaults(func=cmd_describe)
+    v = sub.add_parser("validate", help="validate a definition file ('-' for stdin)")
+    v.add_argument("file")
+    v.set_defaults(func=cmd_validate)
+    c = sub.add_parser("catalog", help="list the built-in definitions")
+    c.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    c.set_defaults(func=cmd_catalog)
+    try:
+        from server.cli import live
+        live.register(sub)
+    except ImportError:
+        pass
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InvalidDefinition as exc:
+        print(f"error: {exc.name or 'definition'} is invalid:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_FAIL
+    except InvalidRequest as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND if exc.code == "workload_not_found" else EXIT_FAIL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

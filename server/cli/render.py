@@ -1,0 +1,100 @@
+"""Render views for the terminal: JSON, YAML or an ASCII tree.
+
+The tree shows workload -> components -> instances -> pods with ready/desired counts,
+GPUs and nodes, then the phase and the three GPU figures.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+import yaml
+
+from server.resolution import ComponentView, WorkloadView
+from server.resolution.view import InstanceView, PodView
+
+
+def _gpu(value: Any) -> str:
+    return f"gpu: {value}" if value else ""
+
+
+def _row(*parts: str) -> str:
+    return "   ".join(p for p in parts if p)
+
+
+def _pod_line(pod: PodView, policy: Any) -> str:
+    phase = f"{pod.phase} ({pod.reason})" if pod.reason else pod.phase
+    gpus = policy.total(pod.requests)
+    return _row(pod.name, phase, _gpu(gpus), pod.node or "<none>")
+
+
+def _children(node: Any, view: WorkloadView) -> list[tuple[str, Any]]:
+    if isinstance(node, ComponentView):
+        out: list[tuple[str, Any]] = []
+        named = [i for i in node.instances if i.id]
+        if named:
+            out += [("instance", i) for i in named]
+        else:
+            out += [("pod", p) for p in node.pods]
+        out += [("component", c) for c in node.children]
+        return out
+    if isinstance(node, InstanceView):
+        return [("pod", p) for p in node.pods]
+    return []
+
+
+def _label(kind: str, node: Any, view: WorkloadView) -> str:
+    policy = view.policy
+    if kind == "component":
+        r = node.replicas
+        gpus = policy.total(node.gpu.spec)
+        what = f"{node.name} ({node.kind})" if node.kind else f"{node.name} (logical)"
+        return _row(what, f"{r.ready}/{r.desired} ready", _gpu(gpus), ",".join(node.nodes))
+    if kind == "instance":
+        r = node.replicas
+        gpus = policy.total(node.pod_requests) * r.desired
+        nodes = ",".join(sorted({p.node for p in node.pods if p.node}))
+        return _row(node.id, f"{r.ready}/{r.desired} ready", _gpu(gpus), nodes)
+    return _pod_line(node, policy)
+
+
+def _walk(kind: str, node: Any, view: WorkloadView, prefix: str, last: bool, lines: list[str]) -> None:
+    lines.append(f"{prefix}{'`-- ' if last else '|-- '}{_label(kind, node, view)}")
+    kids = _children(node, view)
+    for index, (k, child) in enumerate(kids):
+        _walk(k, child, view, prefix + ("    " if last else "|   "), index == len(kids) - 1, lines)
+
+
+def render_tree(view: WorkloadView) -> str:
+    """The human-readable tree of one workload."""
+    lines = [_row(f"{view.kind}/{view.name}", f"namespace: {view.namespace or '<none>'}",
+                  f"definition: {view.definition} ({view.origin})")]
+    for index, component in enumerate(view.components):
+        _walk("component", component, view, "", index == len(view.components) - 1, lines)
+    for pod in view.unattributed:
+        lines.append(f"unattributed: {_pod_line(pod, view.policy)}   reason: {pod.unattributed_reason}")
+    gpu = view.gpu.to_dict(view.policy)
+    lines.append(f"Phase: {','.join(p.value for p in view.phases)}   (headline: {view.phase.value})")
+    r = view.replicas
+    lines.append(f"Pods: desired {r.desired}, current {r.current}, ready {r.ready}")
+    lines.append(f"GPUs: requested by spec {gpu['requestedBySpec']}, requested by pods {gpu['requestedByPods']}, "
+                 f"allocated {gpu['allocated']}")
+    for gang in view.gangs:
+        lines.append(f"Gang {gang.name}: minMember {gang.min_member}, {len(gang.pods)} pod(s)")
+    for error in [*view.errors, *(e for c in view.all_components() for e in c.errors)]:
+        lines.append(f"warning: {error.component + ': ' if error.component else ''}{error.message}")
+    return "\n".join(lines)
+
+
+def render(views: Iterable[WorkloadView], output: str) -> str:
+    """Render views as ``json``, ``yaml`` or ``tree``; one view is a bare object,
+    several are the envelope ``{items, count}`` (as upstream ``kli``)."""
+    views = list(views)
+    if output == "tree":
+        return "\n\n".join(render_tree(v) for v in views)
+    data: Any = views[0].to_dict() if len(views) == 1 else {"items": [v.to_dict() for v in views],
+                                                            "count": len(views)}
+    if output == "yaml":
+        return yaml.safe_dump(data, sort_keys=False).rstrip()
+    return json.dumps(data, indent=2)

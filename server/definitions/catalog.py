@@ -1,0 +1,106 @@
+"""The built-in catalog: one validated definition per root GVK, loaded from ``catalog/``.
+
+Files are ``<slug>.yaml`` (``jobset-x-k8s-io-jobset-v1alpha2.yaml``). Each definition may
+carry two annotations read here:
+
+* ``workload-map.run.ai/aliases``: comma-separated short names accepted by
+  ``registerCatalogType`` / ``{"catalog": "<name>"}`` (``jobset``, ``lws``, ...);
+* ``workload-map.run.ai/source-version``: the operator release it was written against.
+
+A built-in definition that fails validation, or two for one GVK, is a packaging bug:
+:func:`load_catalog` raises instead of serving a partial catalog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.definitions.load import load_definition, load_documents
+from server.definitions.model import Definition
+from server.errors import DefinitionError, DefinitionNotFound, InvalidDefinition
+from server.gvk import GVK
+
+ALIASES_ANNOTATION = "workload-map.run.ai/aliases"
+SOURCE_VERSION_ANNOTATION = "workload-map.run.ai/source-version"
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """A built-in definition with its file, aliases and operator source version."""
+
+    definition: Definition
+    file: str
+    aliases: tuple[str, ...]
+    source_version: str
+
+    @property
+    def gvk(self) -> GVK:
+        """The root GVK."""
+        return self.definition.gvk
+
+
+class Catalog:
+    """Immutable built-in definitions keyed by root GVK.
+
+    Raises:
+        DefinitionError: on construction, when two entries claim the same GVK.
+    """
+
+    def __init__(self, entries: list[CatalogEntry]) -> None:
+        self._by_gvk: dict[GVK, CatalogEntry] = {}
+        for entry in entries:
+            if entry.gvk in self._by_gvk:
+                raise DefinitionError(f"catalog: {entry.file} and {self._by_gvk[entry.gvk].file} both define {entry.gvk}")
+            self._by_gvk[entry.gvk] = entry
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(sorted(self._by_gvk.values(), key=lambda e: e.definition.name))
+
+    def __len__(self) -> int:
+        return len(self._by_gvk)
+
+    def get(self, gvk: GVK) -> CatalogEntry | None:
+        """The entry for ``gvk``, or None."""
+        return self._by_gvk.get(gvk)
+
+    def find(self, name: str) -> CatalogEntry:
+        """Look an entry up by slug/metadata name, alias, lowercase kind or ``kind.group``.
+
+        Raises:
+            DefinitionNotFound: no entry matches, or a kind matches several (the message
+                lists the candidates).
+        """
+        wanted = name.strip().lower()
+        exact = [e for e in self if wanted in (e.definition.name.lower(), *e.aliases)]
+        if exact:
+            return exact[0]
+        by_kind = [e for e in self if wanted in (e.gvk.kind.lower(), f"{e.gvk.kind}.{e.gvk.group}".lower())]
+        if len(by_kind) == 1:
+            return by_kind[0]
+        if by_kind:
+            names = ", ".join(e.definition.name for e in by_kind)
+            raise DefinitionNotFound(f'catalog type "{name}" is ambiguous; use one of: {names}')
+        raise DefinitionNotFound(f'no catalog type "{name}"; `wmap catalog` lists them')
+
+
+def load_catalog(directory: str | Path) -> Catalog:
+    """Load every ``*.yaml`` under ``directory`` (not recursive).
+
+    Raises:
+        DefinitionError: a file is invalid (every problem, with the file name) or two
+            files define the same GVK.
+    """
+    entries = []
+    for path in sorted(Path(directory).glob("*.yaml")):
+        for doc in load_documents(path.read_text(encoding="utf-8"), source=path.name):
+            try:
+                definition = load_definition(doc)
+            except InvalidDefinition as exc:
+                raise DefinitionError(f"catalog file {path.name}: {exc}") from None
+            annotations = doc.get("metadata", {}).get("annotations") or {}
+            aliases = tuple(a.strip().lower() for a in str(annotations.get(ALIASES_ANNOTATION, "")).split(",")
+                            if a.strip())
+            entries.append(CatalogEntry(definition, path.name, aliases,
+                                        str(annotations.get(SOURCE_VERSION_ANNOTATION, ""))))
+    return Catalog(entries)

@@ -1,0 +1,123 @@
+"""All definitions in force: the built-in catalog plus registered ones, one per root GVK.
+
+Precedence (karta-spec.md section 12): a registered definition (a Karta custom resource
+in the cluster, or one stored in the offline state directory) replaces the catalog entry
+with the same root GVK. Among registered definitions for one GVK, the **oldest wins**
+(earliest ``registered_at``); the others are kept and reported as ``shadowed``.
+
+Lookup falls back from the exact GVK to the same group and kind at another version, so
+a workload served at a newer version still resolves (the fallback is reported).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from server.definitions.catalog import Catalog
+from server.definitions.model import Definition
+from server.gvk import GVK
+
+_SEQUENCE = itertools.count()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A definition in the registry.
+
+    Attributes:
+        origin: ``catalog``, ``cluster`` (Karta CR), ``state`` (offline store) or ``file``.
+        key: stable id (``metadata.name``; unique per origin).
+        registered_at: ordering key for the oldest-wins rule (creationTimestamp or load order).
+        shadowed: True when another definition for the same GVK wins.
+    """
+
+    definition: Definition
+    origin: str
+    key: str
+    registered_at: str = ""
+    sequence: int = field(default_factory=lambda: next(_SEQUENCE))
+    shadowed: bool = False
+    source_version: str = ""
+
+    @property
+    def gvk(self) -> GVK:
+        """Root GVK."""
+        return self.definition.gvk
+
+
+class DefinitionRegistry:
+    """Mutable set of definitions; thread-unsafe, used from one event loop.
+
+    Every mutation bumps :attr:`generation`, which memoized views include in their key.
+    """
+
+    def __init__(self, catalog: Catalog | None = None) -> None:
+        self.catalog = catalog or Catalog([])
+        self._registered: dict[tuple[str, str], Entry] = {}
+        self.generation = 0
+
+    def register(self, definition: Definition, *, origin: str, key: str | None = None,
+                 registered_at: str = "", source_version: str = "") -> Entry:
+        """Add or replace the definition stored under ``(origin, key)``."""
+        key = key or definition.name
+        previous = self._registered.get((origin, key))
+        entry = Entry(definition, origin, key, registered_at or (previous.registered_at if previous else ""),
+                      source_version=source_version)
+        self._registered[(origin, key)] = entry
+        self.generation += 1
+        return entry
+
+    def unregister(self, *, origin: str, key: str) -> Entry | None:
+        """Remove ``(origin, key)``; returns what was removed."""
+        entry = self._registered.pop((origin, key), None)
+        if entry is not None:
+            self.generation += 1
+        return entry
+
+    def registered(self, origin: str | None = None) -> list[Entry]:
+        """Registered entries (optionally of one origin), with ``shadowed`` filled in."""
+        winners = self._winners()
+        out = []
+        for entry in self._registered.values():
+            if origin is None or entry.origin == origin:
+                shadowed = winners.get(entry.gvk) is not entry
+                out.append(entry if entry.shadowed == shadowed else _replace(entry, shadowed))
+        return out
+
+    def _winners(self) -> dict[GVK, Entry]:
+        winners: dict[GVK, Entry] = {}
+        for entry in sorted(self._registered.values(), key=lambda e: (e.registered_at or "~", e.sequence)):
+            winners.setdefault(entry.gvk, entry)
+        return winners
+
+    def entries(self) -> Iterator[Entry]:
+        """Every definition in force (one per GVK), registered over catalog, sorted by name."""
+        winners = self._winners()
+        merged: dict[GVK, Entry] = {e.gvk: Entry(e.definition, "catalog", e.definition.name, "",
+                                                 source_version=e.source_version) for e in self.catalog}
+        merged.update(winners)
+        return iter(sorted(merged.values(), key=lambda e: e.definition.name))
+
+    def lookup(self, gvk: GVK) -> Entry | None:
+        """The definition in force for ``gvk``; falls back to the same group/kind."""
+        winners = self._winners()
+        if gvk in winners:
+            return winners[gvk]
+        entry = self.catalog.get(gvk)
+        if entry is not None:
+            return Entry(entry.definition, "catalog", entry.definition.name, source_version=entry.source_version)
+        for candidate in self.entries():
+            if candidate.gvk.group_kind == gvk.group_kind:
+                return candidate
+        return None
+
+    def root_gvks(self) -> list[GVK]:
+        """Root GVKs of every definition in force."""
+        return [e.gvk for e in self.entries()]
+
+
+def _replace(entry: Entry, shadowed: bool) -> Entry:
+    return Entry(entry.definition, entry.origin, entry.key, entry.registered_at, entry.sequence, shadowed,
+                 entry.source_version)

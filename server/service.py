@@ -1,0 +1,183 @@
+"""WorkloadService: definitions + cache reader + resolver + per-workload memo.
+
+The one place that turns cached objects into views; the API, GraphQL and CLI all call
+it. Views are memoized per workload and recomputed only when the workload changed: the
+memo key is ``(reader.version(uid), registry.generation)``, and the reader bumps a
+workload's version whenever the object or anything in its controller-owner subtree
+changes. jq therefore never runs per request for an unchanged workload.
+
+Top-level rule: an object is listed as a workload only when no object up its controller
+chain is itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not
+workloads of their own), as upstream ``kli get --all-types`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable, Mapping
+
+import cachetools
+
+from server.definitions.registry import DefinitionRegistry, Entry
+from server.errors import WorkloadNotFound
+from server.gvk import GVK
+from server.kube.reader import Reader
+from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView, resolve
+from server.resolution.pods import MAX_OWNER_DEPTH, controller_owner_uid
+from server.resolution.resources import add_into
+
+POD = GVK("", "v1", "Pod")
+GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE")
+
+
+@dataclass(slots=True)
+class GpuBucket:
+    """GPU totals of one group in :meth:`WorkloadService.gpu_summary`."""
+
+    key: str
+    workloads: int = 0
+    spec: dict[str, Decimal] = field(default_factory=dict)
+    pods: dict[str, Decimal] = field(default_factory=dict)
+    allocated: dict[str, Decimal] = field(default_factory=dict)
+
+
+class WorkloadService:
+    """Lists and resolves workloads from a :class:`~server.kube.reader.Reader`.
+
+    Args:
+        registry: definitions in force.
+        reader: live informer cache or snapshot.
+        policy: GPU resource names.
+        memo_size: most views kept (LRU).
+    """
+
+    def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy = DEFAULT_GPU_POLICY,
+                 memo_size: int = 100_000) -> None:
+        self.registry = registry
+        self.reader = reader
+        self.policy = policy
+        self._memo: cachetools.LRUCache[str, tuple[tuple[int, int], WorkloadView]] = cachetools.LRUCache(memo_size)
+        self.resolutions = 0
+
+    def view(self, obj: Mapping[str, Any], entry: Entry | None = None) -> WorkloadView:
+        """The (memoized) view of a root object.
+
+        Raises:
+            WorkloadNotFound: no definition covers the object's GVK.
+        """
+        gvk = GVK.of(obj)
+        entry = entry or self.registry.lookup(gvk)
+        if entry is None:
+            raise WorkloadNotFound(f"no definition covers {gvk}")
+        uid = str(obj.get("metadata", {}).get("uid", ""))
+        key = (self.reader.version(uid), self.registry.generation)
+        hit = self._memo.get(uid)
+        if hit is not None and hit[0] == key and hit[1].resource_version == str(
+                obj.get("metadata", {}).get("resourceVersion", "")):
+            return hit[1]
+        related = self.reader.descendants(uid) if uid else []
+        pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
+        objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
+        view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy)
+        self.resolutions += 1
+        if uid:
+            self._memo[uid] = (key, view)
+        return view
+
+    def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK]) -> bool:
+        """True when no controller ancestor of ``obj`` is a covered kind."""
+        current: Mapping[str, Any] | None = obj
+        for _ in range(MAX_OWNER_DEPTH):
+            owner_uid = controller_owner_uid(current) if current is not None else None
+            if not owner_uid:
+                return True
+            current = self.reader.by_uid(owner_uid)
+            if current is None:
+                return True
+            try:
+                if GVK.of(current) in covered or any(g.group_kind == GVK.of(current).group_kind for g in covered):
+                    return False
+            except ValueError:
+                return True
+        return True
+
+    def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
+                  phase: str | None = None, definition: str | None = None,
+                  namespaces: Iterable[str] | None = None) -> list[WorkloadView]:
+        """Top-level workloads matching the filters, sorted by namespace, kind, name.
+
+        Args:
+            namespace: only this namespace.
+            kind: Kind, case-insensitive.
+            group: API group ("" for core).
+            phase: keep a workload when any of its matched phases equals this one.
+            definition: definition name.
+            namespaces: visibility filter (the caller may list only these); None = all.
+        """
+        allowed = set(namespaces) if namespaces is not None else None
+        entries = list(self.registry.entries())
+        covered = {e.gvk for e in entries}
+        out: list[WorkloadView] = []
+        for entry in entries:
+            gvk = entry.gvk
+            if kind and gvk.kind.lower() != kind.lower():
+                continue
+            if group is not None and gvk.group != group:
+                continue
+            if definition and entry.definition.name != definition:
+                continue
+            for obj in self.reader.list(gvk, namespace):
+                ns = obj.get("metadata", {}).get("namespace")
+                if allowed is not None and ns not in allowed:
+                    continue
+                if not self.is_top_level(obj, covered):
+                    continue
+                view = self.view(obj, entry)
+                if phase and all(p.value.lower() != phase.lower() for p in view.phases):
+                    continue
+                out.append(view)
+        out.sort(key=lambda v: (v.namespace or "", v.kind, v.name))
+        return out
+
+    def workload(self, namespace: str | None, group: str, kind: str, name: str) -> WorkloadView:
+        """One workload by identity (any served version of group/kind).
+
+        Raises:
+            WorkloadNotFound: no definition for the kind, or no such object.
+        """
+        for entry in self.registry.entries():
+            gvk = entry.gvk
+            if gvk.group == group and gvk.kind.lower() == kind.lower():
+                obj = self.reader.get(gvk, namespace, name)
+                if obj is not None:
+                    return self.view(obj, entry)
+        where = f"{namespace}/" if namespace else ""
+        raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {where}{name} not found")
+
+    def gpu_summary(self, group_by: str, views: Iterable[WorkloadView] | None = None) -> list[GpuBucket]:
+        """GPU totals grouped by NAMESPACE, KIND, NODE or PHASE (sorted by key).
+
+        For NODE, pods are grouped by the node they are bound to (``<unscheduled>`` for
+        none) and the spec figure is not split (it has no node).
+        """
+        group_by = group_by.upper()
+        buckets: dict[str, GpuBucket] = {}
+        for view in views if views is not None else self.workloads():
+            if group_by == "NODE":
+                for pod in view.all_pods():
+                    if pod.terminated:
+                        continue
+                    bucket = buckets.setdefault(pod.node or "<unscheduled>", GpuBucket(pod.node or "<unscheduled>"))
+                    add_into(bucket.pods, pod.requests)
+                    if pod.node:
+                        add_into(bucket.allocated, pod.requests)
+                continue
+            key = {"NAMESPACE": view.namespace or "", "KIND": f"{view.kind}.{view.group}" if view.group else view.kind,
+                   "PHASE": view.phase.value}.get(group_by, "")
+            bucket = buckets.setdefault(key, GpuBucket(key))
+            bucket.workloads += 1
+            add_into(bucket.spec, view.gpu.spec)
+            add_into(bucket.pods, view.gpu.pods)
+            add_into(bucket.allocated, view.gpu.allocated)
+        return [buckets[k] for k in sorted(buckets)]
