@@ -1,0 +1,54 @@
+"""Forbidden-construct checks, wherever the construct is nested."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.jq import check_expression
+from server.jq.static import forbidden_constructs
+
+
+@pytest.mark.parametrize(("expression", "reason"), [
+    (".a | del(.b)", "del function is not allowed"),
+    ("[range(10)]", "function 'range' may produce excessive output and is not allowed"),
+    ("[paths]", "function 'paths' may produce excessive output and is not allowed"),
+    ("recurse", "function 'recurse' may produce excessive output and is not allowed"),
+    ("walk(.)", "function 'walk' may produce excessive output and is not allowed"),
+    ("repeat(.)", "function 'repeat' may produce excessive output and is not allowed"),
+    ("..", "recursive descent operator '..' is not allowed"),
+    ("[..]", "recursive descent operator '..' is not allowed"),
+    (".a = 1", "modifying operator '=' is not allowed"),
+    (".a |= 1", "modifying operator '|=' is not allowed"),
+    (".a += 1", "modifying operator '+=' is not allowed"),
+    (".a -= 1", "modifying operator '-=' is not allowed"),
+    (".a *= 1", "modifying operator '*=' is not allowed"),
+    (".a /= 1", "modifying operator '/=' is not allowed"),
+    (".a %= 1", "modifying operator '%=' is not allowed"),
+    (".a //= 1", "modifying operator '//=' is not allowed"),
+    # hidden inside constructs the older upstream walker missed
+    ("(.a | [paths])", "function 'paths' may produce excessive output and is not allowed"),
+    ("if .a then range(3) else 0 end", "function 'range' may produce excessive output and is not allowed"),
+    ("try (walk(.)) catch 0", "function 'walk' may produce excessive output and is not allowed"),
+    ('"x\\(recurse)"', "function 'recurse' may produce excessive output and is not allowed"),
+    ("{a: (.b | del(.c))}", "del function is not allowed"),
+    ("reduce (.[] | paths) as $p (0; . + 1)", "function 'paths' may produce excessive output and is not allowed"),
+    ("def f: walk(.); f", "function 'walk' may produce excessive output and is not allowed"),
+    (".a[range(0;1)]", "function 'range' may produce excessive output and is not allowed"),
+])
+def test_forbidden(expression: str, reason: str) -> None:
+    assert reason in forbidden_constructs(expression)
+    assert f"failed validation: {reason}" in check_expression(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    ".range", ".paths.del", "{range: 1}", "{paths}", ".a == 1", ".a != 1", ".a <= 1 and .b >= 2",
+    ".a // 1", '"a..b"', '"del(x)"', "def range: 1; 2", "to_entries[] | select(.value > 0) | .key",
+    "reduce .[] as $x (0; . + $x)", "[.[] | tostring]", "any(.x > 0)", ".a as $range | $range",
+])
+def test_allowed(expression: str) -> None:
+    assert check_expression(expression) == []
+
+
+def test_parse_errors_are_reported() -> None:
+    problems = check_expression(".a[")
+    assert problems and problems[0].startswith("failed to parse:")
