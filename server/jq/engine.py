@@ -62,6 +62,8 @@ class Document:
         """
         if self._text is None:
             text = json.dumps(self.value, sort_keys=True, separators=(",", ":"), default=str)
+            if ".0" in text:  # cheap pre-check: integral floats present (or a string with ".0")
+                text = json.dumps(_integral(self.value), sort_keys=True, separators=(",", ":"), default=str)
             if len(text) > MAX_INPUT_BYTES:
                 raise JqEvaluationError("<input>", f"input of {len(text)} bytes exceeds the limit of {MAX_INPUT_BYTES}")
             self._text = text
@@ -169,6 +171,19 @@ def stringify(value: Any) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _integral(value: Any) -> Any:
+    """Integral floats as ints, recursively: gojq decodes every number as float64 and
+    prints ``2.0`` as ``2``, while C jq 1.7+ keeps the literal ``2.0`` (so ``tostring``
+    would differ)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
 
 
 def _clean(message: str) -> str:

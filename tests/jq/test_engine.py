@@ -65,3 +65,10 @@ def test_errors_are_typed_and_carry_the_expression() -> None:
 
 def test_programs_are_compiled_once() -> None:
     assert compile_program(".spec.a | length") is compile_program(".spec.a | length")
+
+
+def test_integral_floats_print_as_integers_inside_jq_like_gojq() -> None:
+    # C jq keeps the literal "2.0"; gojq (float64) prints 2. byExpression compares `tostring`.
+    assert run(".n | tostring", {"n": 2.0}) == ["2"]
+    assert run(".n | tostring", {"n": 2.5}) == ["2.5"]
+    assert run(".s", {"s": "v1.0"}) == ["v1.0"]

@@ -1,0 +1,99 @@
+"""Effective pod requests (Kubernetes rule) and quantities, worked out by hand."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from server.resolution import effective_pod_requests
+from server.resolution.quantity import QuantityError, format_quantity, parse_quantity
+from server.resolution.resources import DEFAULT_GPU_POLICY
+
+
+def c(name: str, requests: dict | None = None, limits: dict | None = None, always: bool = False) -> dict:  # type: ignore[type-arg]
+    container: dict = {"name": name, "resources": {}}  # type: ignore[type-arg]
+    if requests:
+        container["resources"]["requests"] = requests
+    if limits:
+        container["resources"]["limits"] = limits
+    if always:
+        container["restartPolicy"] = "Always"
+    return container
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("500m", "0.5"), ("2", "2"), ("1k", "1000"), ("1Ki", "1024"), ("8Gi", str(8 * 2**30)), ("1.5", "1.5"),
+    ("1e3", "1000"), ("100M", "100000000"), ("250u", "0.00025"), (4, "4"), (0.5, "0.5"), ("+3", "3"),
+])
+def test_quantities(text: object, value: str) -> None:
+    assert parse_quantity(text) == Decimal(value)
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "1Gb", "1.2.3", True, None, "--1", "1 Gi"])
+def test_invalid_quantities_raise_a_clear_error(bad: object) -> None:
+    with pytest.raises(QuantityError, match="invalid quantity"):
+        parse_quantity(bad)
+
+
+def test_format_quantity() -> None:
+    assert format_quantity(Decimal("0.500")) == "0.5"
+    assert format_quantity(Decimal("12.0")) == "12"
+
+
+def test_requests_fall_back_to_limits_per_resource() -> None:
+    # GPU only in limits counts; cpu from requests, not from the larger limit
+    spec = {"containers": [c("main", requests={"cpu": "1"}, limits={"cpu": "4", "nvidia.com/gpu": "2"})]}
+    assert effective_pod_requests(spec).requests == {"cpu": Decimal(1), "nvidia.com/gpu": Decimal(2)}
+
+
+def test_largest_regular_init_container_wins_over_smaller_app_sum() -> None:
+    # init needs 4 cpu alone; app containers 1 + 2 = 3 -> pod needs max(4, 3) = 4
+    spec = {"initContainers": [c("prep", {"cpu": "4"}), c("small", {"cpu": "1"})],
+            "containers": [c("a", {"cpu": "1"}), c("b", {"cpu": "2"})]}
+    assert effective_pod_requests(spec).requests["cpu"] == Decimal(4)
+
+
+def test_sidecars_add_to_steady_state_and_to_later_init_containers() -> None:
+    # sidecar s (1 cpu, 1 gpu) starts first; regular init i (2 cpu) runs with it: 3 cpu, 1 gpu.
+    # steady: app 1 cpu + sidecar 1 cpu = 2 cpu, gpu 1. Pod = max(3, 2) = 3 cpu, gpu 1.
+    # Upstream's CLI omits "sidecars started before" and would say max(2, 2) = 2 cpu.
+    spec = {"initContainers": [c("s", {"cpu": "1", "nvidia.com/gpu": "1"}, always=True), c("i", {"cpu": "2"})],
+            "containers": [c("app", {"cpu": "1"})]}
+    assert effective_pod_requests(spec).requests == {"cpu": Decimal(3), "nvidia.com/gpu": Decimal(1)}
+
+
+def test_init_container_before_the_sidecar_does_not_count_it() -> None:
+    # i (2 cpu) runs alone, then sidecar s (1 cpu) starts: init peak = max(2, 1) = 2; steady 1 + 1 = 2 -> 2
+    spec = {"initContainers": [c("i", {"cpu": "2"}), c("s", {"cpu": "1"}, always=True)],
+            "containers": [c("app", {"cpu": "1"})]}
+    assert effective_pod_requests(spec).requests["cpu"] == Decimal(2)
+
+
+def test_pod_level_resources_replace_and_overhead_adds() -> None:
+    # containers sum to 3 cpu / 1Gi; pod-level cpu 2 replaces cpu only; overhead adds 250m and 64Mi
+    spec = {"containers": [c("a", {"cpu": "1", "memory": "512Mi"}), c("b", {"cpu": "2", "memory": "512Mi"})],
+            "resources": {"requests": {"cpu": "2"}}, "overhead": {"cpu": "250m", "memory": "64Mi"}}
+    assert effective_pod_requests(spec).requests == {"cpu": Decimal("2.250"), "memory": Decimal(2**30 + 64 * 2**20)}
+
+
+def test_mig_profiles_kept_per_profile_and_out_of_whole_gpu_total() -> None:
+    spec = {"containers": [c("a", limits={"nvidia.com/mig-1g.10gb": "2", "nvidia.com/gpu": "1"}),
+                           c("b", limits={"amd.com/gpu": "1", "gpu.intel.com/i915": "1"})]}
+    requests = effective_pod_requests(spec).requests
+    assert requests["nvidia.com/mig-1g.10gb"] == Decimal(2)
+    assert DEFAULT_GPU_POLICY.total(requests) == Decimal(3)  # nvidia 1 + amd 1 + intel 1; MIG slices apart
+    assert DEFAULT_GPU_POLICY.is_gpu("nvidia.com/mig-1g.10gb") and not DEFAULT_GPU_POLICY.is_whole(
+        "nvidia.com/mig-1g.10gb")
+
+
+def test_invalid_quantity_is_reported_not_raised() -> None:
+    spec = {"containers": [c("a", {"cpu": "lots", "nvidia.com/gpu": "2"})]}
+    result = effective_pod_requests(spec)
+    assert result.requests == {"nvidia.com/gpu": Decimal(2)}
+    assert result.errors == ["containers[0].resources.requests.cpu: invalid quantity 'lots'"]
+
+
+def test_garbage_spec_gives_nothing() -> None:
+    assert effective_pod_requests(None).requests == {}
+    assert effective_pod_requests({"containers": "nope", "initContainers": [5]}).requests == {}
