@@ -200,3 +200,16 @@ def test_text_input_and_legacy_and_bare_spec_forms() -> None:
         load_definition("a: [")
     with pytest.raises(InvalidDefinition, match="expected apiVersion run.ai/v1alpha1 kind Karta"):
         load_definition({"apiVersion": "v1", "kind": "ConfigMap"})
+
+
+def test_registration_trial_names_the_non_terminating_field() -> None:
+    from server.definitions.load import check_termination
+
+    doc = copy.deepcopy(BASE)
+    structure(doc)["childComponents"][0]["scaleDefinition"] = {"replicasPath": "def f: f; f"}
+    definition = load_definition(doc)  # passes the static checks
+    problems = check_termination(definition, [{"spec": {}}], timeout=2)
+    assert [str(p) for p in problems] == [
+        "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath: jq expression 'def f: f; f' "
+        "did not finish within 2 s on a sample object"]
+    assert check_termination(load_definition(copy.deepcopy(BASE)), timeout=5) == []
