@@ -42,6 +42,8 @@ class KubeSettings:
     namespaces: tuple[str, ...] = ()
     snapshot: tuple[str, ...] = ()
     install_karta_crd: bool = False
+    cluster_name: str = ""
+    """Name reported in the GraphQL ``cluster`` field (default: the context, or ``default``)."""
 
 
 @dataclass(slots=True)

@@ -13,9 +13,10 @@ workloads of their own), as upstream ``kli get --all-types`` does.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import cachetools
 
@@ -59,6 +60,8 @@ class WorkloadService:
         self.policy = policy
         self._memo: cachetools.LRUCache[str, tuple[tuple[int, int], WorkloadView]] = cachetools.LRUCache(memo_size)
         self.resolutions = 0
+        #: Called after every (non-memoized) resolution with the view and its seconds (metrics).
+        self.on_resolved: Callable[[WorkloadView, float], None] | None = None
 
     def view(self, obj: Mapping[str, Any], entry: Entry | None = None) -> WorkloadView:
         """The (memoized) view of a root object.
@@ -79,8 +82,11 @@ class WorkloadService:
         related = self.reader.descendants(uid) if uid else []
         pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
+        started = time.perf_counter()
         view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy)
         self.resolutions += 1
+        if self.on_resolved is not None:
+            self.on_resolved(view, time.perf_counter() - started)
         if uid:
             self._memo[uid] = (key, view)
         return view

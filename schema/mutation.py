@@ -1,0 +1,72 @@
+"""The Mutation root: register, register from the catalog, unregister.
+
+Expected failures are data, not errors: every result lists validation problems by field
+path, and a failed registration leaves the previous definition in force.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from schema.context import Context
+from schema.definitions import Definition, Problem, RegistrationResult
+from server.definitions.registry import Entry
+from server.errors import InvalidDefinition, ServerError
+from server.errors import Problem as ProblemValue
+from server.state import Registration
+
+
+def _failed(exc: ServerError, dry_run: bool) -> RegistrationResult:
+    problems = exc.problems if isinstance(exc, InvalidDefinition) else [ProblemValue("", str(exc))]
+    return RegistrationResult(ok=False, dry_run=dry_run, created=False, definition=None,
+                              problems=[Problem.of(p) for p in problems])
+
+
+def _succeeded(ctx: Context, outcome: Registration) -> RegistrationResult:
+    entry = outcome.entry or Entry(outcome.definition, ctx.registrar.store.origin, outcome.definition.name)
+    return RegistrationResult(ok=True, dry_run=outcome.dry_run, created=outcome.created,
+                              definition=Definition(entry=entry), problems=[])
+
+
+async def _register(ctx: Context, doc: Any, dry_run: bool) -> RegistrationResult:
+    try:
+        outcome = await ctx.registrar.register(doc, dry_run=dry_run)
+    except ServerError as exc:
+        return _failed(exc, dry_run)
+    return _succeeded(ctx, outcome)
+
+
+@strawberry.type
+class Mutation:
+    """Definition registration."""
+
+    @strawberry.mutation(description="Register a Karta definition (YAML or JSON text). With dryRun only "
+                                     "validate it. Replaces a registered definition of the same name.")
+    async def register_definition(self, info: Info[Context, None], definition: str,
+                                  dry_run: bool | None = False) -> RegistrationResult:
+        """Register (or validate) a definition."""
+        return await _register(info.context, definition, bool(dry_run))
+
+    @strawberry.mutation(description="Register the built-in catalog definition for a type (alias such as "
+                                     "\"jobset\", slug, kind or kind.group) as a stored definition.")
+    async def register_catalog_type(self, info: Info[Context, None], name: str) -> RegistrationResult:
+        """Register a catalog type."""
+        try:
+            entry = info.context.registry.catalog.find(name)
+        except ServerError as exc:
+            return _failed(exc, False)
+        return await _register(info.context, entry.definition.manifest, False)
+
+    @strawberry.mutation(description="Remove a registered definition by name (built-in catalog entries cannot "
+                                     "be removed; the catalog entry applies again).")
+    async def unregister_definition(self, info: Info[Context, None], name: str) -> RegistrationResult:
+        """Unregister a definition."""
+        try:
+            entry = await info.context.registrar.unregister(name)
+        except ServerError as exc:
+            return _failed(exc, False)
+        return RegistrationResult(ok=True, dry_run=False, created=False, definition=Definition(entry=entry),
+                                  problems=[])

@@ -1,0 +1,97 @@
+"""Cursor pagination over sorted workload views, shared by GraphQL and REST.
+
+Order: (namespace, kind, group, name). A cursor is the URL-safe base64 of that key as a
+JSON array, so a page boundary survives inserts and deletes elsewhere in the list (the
+next page starts after the key, not at an offset).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.errors import InvalidRequest
+from server.resolution import WorkloadView
+
+MAX_PAGE_SIZE = 500
+DEFAULT_PAGE_SIZE = 100
+
+SortKey = tuple[str, str, str, str]
+
+
+def sort_key(view: WorkloadView) -> SortKey:
+    """The order workloads are listed in."""
+    return (view.namespace or "", view.kind, view.group, view.name)
+
+
+def encode_cursor(key: SortKey) -> str:
+    """Opaque cursor for ``key``."""
+    return base64.urlsafe_b64encode(json.dumps(list(key), separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> SortKey:
+    """The key inside a cursor.
+
+    Raises:
+        InvalidRequest: not a cursor this server issued.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        value = json.loads(raw)
+    except (ValueError, binascii.Error):
+        raise InvalidRequest(f"invalid cursor {cursor!r}") from None
+    if not (isinstance(value, list) and len(value) == 4 and all(isinstance(v, str) for v in value)):
+        raise InvalidRequest(f"invalid cursor {cursor!r}")
+    return (value[0], value[1], value[2], value[3])
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page: its views, the total before paging, and whether more follow."""
+
+    items: list[WorkloadView]
+    total: int
+    has_next: bool
+    has_previous: bool
+
+    @property
+    def end_cursor(self) -> str | None:
+        """Cursor of the last item (pass as ``after`` for the next page)."""
+        return encode_cursor(sort_key(self.items[-1])) if self.items else None
+
+    @property
+    def start_cursor(self) -> str | None:
+        """Cursor of the first item."""
+        return encode_cursor(sort_key(self.items[0])) if self.items else None
+
+
+def check_page_size(first: int | None, *, name: str = "first") -> int:
+    """``first`` or the default, within 1..MAX_PAGE_SIZE.
+
+    Raises:
+        InvalidRequest: out of range (the message states the limit).
+    """
+    size = DEFAULT_PAGE_SIZE if first is None else first
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise InvalidRequest(f"{name} must be between 1 and {MAX_PAGE_SIZE} (got {size}); "
+                             "page with the returned cursor")
+    return size
+
+
+def paginate(views: Sequence[WorkloadView], *, first: int | None, after: str | None, name: str = "first") -> Page:
+    """The page of ``views`` after the cursor ``after``, at most ``first`` long.
+
+    Raises:
+        InvalidRequest: bad page size or cursor.
+    """
+    size = check_page_size(first, name=name)
+    ordered = sorted(views, key=sort_key)
+    start = 0
+    if after:
+        key = decode_cursor(after)
+        start = next((i for i, v in enumerate(ordered) if sort_key(v) > key), len(ordered))
+    items = ordered[start:start + size]
+    return Page(items, len(ordered), start + size < len(ordered), start > 0)

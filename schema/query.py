@@ -1,0 +1,139 @@
+"""The Query root: workloads (cursor-paginated), one workload, definitions, GPU summary."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.types import Info
+
+from schema.context import Context
+from schema.definitions import Definition, SkippedDefinition
+from schema.pagination import DEFAULT_PAGE_SIZE, encode_cursor, paginate, sort_key
+from schema.types import GpuAggregate, GroupBy, Workload
+from server.definitions.phases import Phase
+from server.errors import WorkloadNotFound
+from server.resolution import WorkloadView
+from server.resolution.view import GpuFigures
+
+
+@strawberry.type(description="A workload and its cursor.")
+class WorkloadEdge:
+    """Relay-style edge."""
+
+    cursor: str
+    node: Workload
+
+
+@strawberry.type(description="Paging state of a connection.")
+class PageInfo:
+    """Relay-style page info."""
+
+    has_next_page: bool
+    has_previous_page: bool
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@strawberry.type(description="One page of workloads; totalCount counts every match before paging.")
+class WorkloadConnection:
+    """Relay-style connection."""
+
+    total_count: int
+    edges: list[WorkloadEdge]
+    nodes: list[Workload]
+    page_info: PageInfo
+
+
+@strawberry.type(description="GPU totals of one group.")
+class GpuSummaryBucket:
+    """Key, workload count (0 for NODE grouping) and GPU figures."""
+
+    key: str
+    workloads: int
+    gpu: GpuAggregate
+
+
+def _workload(view: WorkloadView, ctx: Context) -> Workload:
+    return Workload(view=view, cluster_name=ctx.cluster)
+
+
+def _core(group: str) -> str:
+    return "" if group == "core" else group
+
+
+@strawberry.type
+class Query:
+    """Read operations."""
+
+    @strawberry.field(description="Top-level workloads matching every given filter, sorted by namespace, kind, "
+                                  "group, name. first: 1..500 (default 100).")
+    def workloads(self, info: Info[Context, None], namespace: str | None = None, kind: str | None = None,
+                  group: str | None = None, phase: Phase | None = None, definition: str | None = None,
+                  cluster: str | None = None, first: int | None = DEFAULT_PAGE_SIZE,
+                  after: str | None = None) -> WorkloadConnection:
+        """Filtered, paginated workloads."""
+        ctx = info.context
+        ctx.require_ready()
+        views: list[WorkloadView] = []
+        if cluster is None or cluster == ctx.cluster:
+            views = ctx.service.workloads(namespace=namespace, kind=kind,
+                                          group=_core(group) if group is not None else None,
+                                          phase=phase.value if phase is not None else None, definition=definition)
+        page = paginate(views, first=first, after=after)
+        nodes = [_workload(v, ctx) for v in page.items]
+        edges = [WorkloadEdge(cursor=encode_cursor(sort_key(n.view)), node=n) for n in nodes]
+        return WorkloadConnection(total_count=page.total, edges=edges, nodes=nodes, page_info=PageInfo(
+            has_next_page=page.has_next, has_previous_page=page.has_previous, start_cursor=page.start_cursor,
+            end_cursor=page.end_cursor))
+
+    @strawberry.field(description="One workload by identity (group \"\" or \"core\" for the core group); null "
+                                  "when it does not exist or no definition covers its kind.")
+    def workload(self, info: Info[Context, None], namespace: str | None, group: str, kind: str,
+                 name: str) -> Workload | None:
+        """One workload or null."""
+        ctx = info.context
+        ctx.require_ready()
+        try:
+            return _workload(ctx.service.workload(namespace, _core(group), kind, name), ctx)
+        except WorkloadNotFound:
+            return None
+
+    @strawberry.field(description="Definitions in force (one per root GVK, sorted by name); with "
+                                  "includeShadowed also registered definitions another one shadows.")
+    def definitions(self, info: Info[Context, None], origin: str | None = None,
+                    include_shadowed: bool = False) -> list[Definition]:
+        """Definitions."""
+        registry = info.context.registry
+        entries = list(registry.entries())
+        if include_shadowed:
+            entries += [e for e in registry.registered() if e.shadowed]
+        return [Definition(entry=e) for e in entries if origin is None or e.origin == origin]
+
+    @strawberry.field(description="The definition in force for a root group/kind (version optional: any "
+                                  "version of the group/kind when omitted); null when none.")
+    def definition(self, info: Info[Context, None], group: str, kind: str,
+                   version: str | None = None) -> Definition | None:
+        """One definition or null."""
+        group = _core(group)
+        for entry in info.context.registry.entries():
+            gvk = entry.gvk
+            if gvk.group == group and gvk.kind.lower() == kind.lower() and version in (None, gvk.version):
+                return Definition(entry=entry)
+        return None
+
+    @strawberry.field(description="Stored definitions (files, Karta objects) skipped because they are invalid.")
+    def skipped_definitions(self, info: Info[Context, None]) -> list[SkippedDefinition]:
+        """Skipped definitions with their problems."""
+        return [SkippedDefinition.of(s) for s in info.context.registrar.skipped.values()]
+
+    @strawberry.field(description="GPU totals over top-level workloads grouped by namespace, kind, node or "
+                                  "phase (sorted by key). NODE groups pods by node; its spec figure is 0.")
+    def gpu_summary(self, info: Info[Context, None], group_by: GroupBy,
+                    namespace: str | None = None) -> list[GpuSummaryBucket]:
+        """GPU summary."""
+        ctx = info.context
+        ctx.require_ready()
+        views = ctx.service.workloads(namespace=namespace)
+        return [GpuSummaryBucket(key=b.key, workloads=b.workloads,
+                                 gpu=GpuAggregate(figures=GpuFigures(b.spec, b.pods, b.allocated),
+                                                  policy=ctx.service.policy))
+                for b in ctx.service.gpu_summary(group_by.value, views)]

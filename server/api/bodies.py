@@ -1,0 +1,92 @@
+"""Request parsing shared by the REST handlers: JSON bodies, booleans, durations."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from starlette.requests import Request
+
+from server.errors import InvalidRequest
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+async def body_text(request: Request) -> str:
+    """The request body as UTF-8 text.
+
+    Raises:
+        InvalidRequest: empty body or not UTF-8.
+    """
+    raw = await request.body()
+    if not raw.strip():
+        raise InvalidRequest("the request body is empty")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidRequest("the request body is not UTF-8 text") from None
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """The request body decoded as a JSON object.
+
+    Raises:
+        InvalidRequest: empty, not JSON (the message gives line and column) or not an object.
+    """
+    text = await body_text(request)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"the request body is not valid JSON: {exc.msg} at line {exc.lineno} "
+                             f"column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise InvalidRequest(f"the request body must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def flag(request: Request, name: str) -> bool:
+    """A boolean query parameter (``true``/``1``/``yes``, or present without a value).
+
+    Raises:
+        InvalidRequest: any other value.
+    """
+    value = request.query_params.get(name)
+    if value is None:
+        return False
+    if value.lower() in ("", "true", "1", "yes"):
+        return True
+    if value.lower() in ("false", "0", "no"):
+        return False
+    raise InvalidRequest(f"query parameter {name} must be true or false, got {value!r}")
+
+
+def duration(text: str, *, name: str, maximum: float) -> float:
+    """Seconds from ``60s``, ``1.5m``, ``500ms``, ``1h`` or a bare number of seconds.
+
+    Raises:
+        InvalidRequest: malformed, or above ``maximum`` seconds.
+    """
+    match = _DURATION.match(text.strip())
+    if match is None:
+        raise InvalidRequest(f"{name} must be a duration such as 60s, 500ms or 2m, got {text!r}")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > maximum:
+        raise InvalidRequest(f"{name} must be at most {maximum:g}s, got {text!r}")
+    return seconds
+
+
+def integer(request: Request, name: str, default: int | None = None) -> int | None:
+    """An integer query parameter.
+
+    Raises:
+        InvalidRequest: not an integer.
+    """
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidRequest(f"query parameter {name} must be an integer, got {value!r}") from None

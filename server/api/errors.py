@@ -1,0 +1,121 @@
+"""Domain errors -> HTTP: one table of status codes and one JSON error shape.
+
+Body: ``{"error": <stable code>, "message": <text>, "details": [...]}``; ``details``
+holds every validation problem (``{path, message}``) for 422, and is otherwise empty or
+small context. Unexpected exceptions become a 500 ``internal`` body without the
+exception text (starlette's server-error middleware logs the traceback once).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from server.errors import (
+    CacheNotReady,
+    Conflict,
+    DefinitionError,
+    DefinitionNotFound,
+    Forbidden,
+    InvalidDefinition,
+    InvalidRequest,
+    ServerError,
+    Unauthorized,
+    WorkloadNotFound,
+)
+from server.state import StoreError
+
+log = logging.getLogger(__name__)
+
+
+class WaitTimeout(ServerError):
+    """A ``?wait=`` request reached its timeout before the phase was reached (408)."""
+
+    code = "timeout"
+
+    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or []
+
+
+class PayloadTooLarge(ServerError):
+    """The request body exceeds ``settings.http.max_body_bytes`` (413)."""
+
+    code = "payload_too_large"
+
+
+STATUS: tuple[tuple[type[ServerError], int], ...] = (
+    (InvalidDefinition, 422),
+    (InvalidRequest, 400),
+    (DefinitionNotFound, 404),
+    (WorkloadNotFound, 404),
+    (Conflict, 409),
+    (CacheNotReady, 503),
+    (StoreError, 503),
+    (Forbidden, 403),
+    (Unauthorized, 401),
+    (WaitTimeout, 408),
+    (PayloadTooLarge, 413),
+    (DefinitionError, 422),
+)
+"""Most specific first; the first matching class decides the status."""
+
+HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+              405: "method_not_allowed", 408: "timeout", 409: "conflict", 413: "payload_too_large",
+              415: "unsupported_media_type", 422: "invalid_definition", 503: "not_ready"}
+
+
+def error_response(status: int, code: str, message: str, details: Sequence[Any] = (),
+                   headers: dict[str, str] | None = None) -> JSONResponse:
+    """The JSON error response."""
+    return JSONResponse({"error": code, "message": message, "details": list(details)}, status_code=status,
+                        headers=headers)
+
+
+def status_of(exc: ServerError) -> int:
+    """HTTP status for a domain error (500 when unmapped)."""
+    return next((status for cls, status in STATUS if isinstance(exc, cls)), 500)
+
+
+def details_of(exc: ServerError) -> list[Any]:
+    """The ``details`` list of a domain error."""
+    if isinstance(exc, InvalidDefinition):
+        return [p.to_dict() for p in exc.problems]
+    return list(getattr(exc, "details", []) or [])
+
+
+def response_for(exc: ServerError) -> JSONResponse:
+    """The JSON error response for a domain error."""
+    status = status_of(exc)
+    headers = {"Retry-After": "5"} if status == 503 else None
+    return error_response(status, exc.code, str(exc), details_of(exc), headers)
+
+
+async def handle_server_error(request: Request, exc: Exception) -> Response:
+    """Exception handler for :class:`ServerError`."""
+    assert isinstance(exc, ServerError)
+    return response_for(exc)
+
+
+async def handle_http_exception(request: Request, exc: Exception) -> Response:
+    """Exception handler for starlette's ``HTTPException`` (404 route, 405 method, ...)."""
+    assert isinstance(exc, HTTPException)
+    code = HTTP_CODES.get(exc.status_code, "error")
+    return error_response(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> Response:
+    """500 without internals (the traceback is logged by the server-error middleware)."""
+    return error_response(500, "internal", "internal error; see the server log")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    ServerError: handle_server_error,
+    HTTPException: handle_http_exception,
+    Exception: handle_unexpected,
+}

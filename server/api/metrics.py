@@ -1,0 +1,108 @@
+"""Prometheus metrics (``prometheus_client``), one registry per app instance.
+
+Recorded as they happen: request latency (method, route template, status), view
+resolution time and resolution errors (per definition). Read at scrape time from the
+runtime: informer state, events, relists, watch restarts, cached objects (per GVK),
+definitions in force by origin, shadowed and skipped definitions, dropped subscriber
+events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.requests import Request
+from starlette.responses import Response
+
+from server.resolution import WorkloadView
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class Metrics:
+    """The metrics of one app.
+
+    Args:
+        runtime: returns the app's ``Runtime`` (read at scrape time).
+    """
+
+    def __init__(self, runtime: Callable[[], Any]) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Histogram("wmap_http_request_duration_seconds", "HTTP request latency",
+                                  ["method", "route", "status"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.resolution = Histogram("wmap_resolution_duration_seconds", "Time to resolve one workload view",
+                                    ["definition"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.resolution_errors = Counter("wmap_resolution_errors", "Problems recorded while resolving views",
+                                         ["definition"], registry=self.registry)
+        self.registry.register(_StateCollector(runtime))
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Record one HTTP request."""
+        self.requests.labels(method, route, str(status)).observe(seconds)
+
+    def observe_resolution(self, view: WorkloadView, seconds: float) -> None:
+        """Record one resolution (hooked into ``WorkloadService.on_resolved``)."""
+        self.resolution.labels(view.definition).observe(seconds)
+        errors = len(view.errors) + sum(len(c.errors) for c in view.all_components())
+        if errors:
+            self.resolution_errors.labels(view.definition).inc(errors)
+
+    async def endpoint(self, request: Request) -> Response:
+        """Prometheus text exposition.
+
+        ---
+        summary: Prometheus metrics
+        responses:
+          '200': {description: metrics in the Prometheus text format, content: {text/plain: {schema: {type: string}}}}
+        """
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+class _StateCollector(Collector):
+    """Reads informer and definition state at scrape time."""
+
+    def __init__(self, runtime: Callable[[], Any]) -> None:
+        self._runtime = runtime
+
+    def collect(self) -> Iterator[Metric]:
+        runtime = self._runtime()
+        label = ["gvk"]
+        synced = GaugeMetricFamily("wmap_informer_synced", "1 when the informer has listed once", labels=label)
+        state = GaugeMetricFamily("wmap_informer_state", "1 for the informer's current state",
+                                  labels=["gvk", "state"])
+        objects = GaugeMetricFamily("wmap_cache_objects", "Objects cached per GVK", labels=label)
+        events = CounterMetricFamily("wmap_informer_events", "Watch events applied", labels=label)
+        relists = CounterMetricFamily("wmap_informer_relists", "Full lists done", labels=label)
+        restarts = CounterMetricFamily("wmap_informer_watch_restarts", "Watch streams reopened", labels=label)
+        for gvk, status in runtime.states().items():
+            name = f"{gvk.group or 'core'}/{gvk.version}/{gvk.kind}"
+            synced.add_metric([name], 1.0 if status.has_synced else 0.0)
+            state.add_metric([name, status.state], 1.0)
+            objects.add_metric([name], status.count)
+            events.add_metric([name], status.events)
+            relists.add_metric([name], status.relists)
+            restarts.add_metric([name], status.watch_restarts)
+        yield from (synced, state, objects, events, relists, restarts)
+        definitions = GaugeMetricFamily("wmap_definitions", "Definitions in force by origin", labels=["origin"])
+        counts: dict[str, int] = {}
+        for entry in runtime.registry.entries():
+            counts[entry.origin] = counts.get(entry.origin, 0) + 1
+        for origin, count in sorted(counts.items()):
+            definitions.add_metric([origin], count)
+        yield definitions
+        shadowed = sum(1 for e in runtime.registry.registered() if e.shadowed)
+        yield GaugeMetricFamily("wmap_definitions_shadowed", "Registered definitions shadowed by an older one",
+                                value=shadowed)
+        skipped = len(runtime.registrar.skipped) if runtime.registrar is not None else 0
+        yield GaugeMetricFamily("wmap_definitions_skipped", "Stored definitions skipped as invalid", value=skipped)
+        reader = runtime.reader
+        if reader is not None:
+            yield CounterMetricFamily("wmap_subscriber_dropped_events", "Change events dropped for slow "
+                                      "subscribers", value=getattr(reader, "dropped_events", 0))
+        if runtime.service is not None:
+            yield CounterMetricFamily("wmap_views_resolved", "Views resolved (memo misses)",
+                                      value=runtime.service.resolutions)

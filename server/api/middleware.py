@@ -1,0 +1,79 @@
+"""Pure-ASGI middleware: request body limit (JSON 413) and request latency metrics."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from server.api.errors import PayloadTooLarge, error_response
+
+
+class BodyLimitMiddleware:
+    """Reject request bodies above ``max_bytes``: at once from ``Content-Length``, else
+    while reading (``PayloadTooLarge`` raised into the handler becomes the JSON 413)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await error_response(413, PayloadTooLarge.code, self._message())(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise PayloadTooLarge(self._message())
+            return message
+
+        await self.app(scope, limited, send)
+
+    def _message(self) -> str:
+        return f"request body exceeds the limit of {self.max_bytes} bytes"
+
+
+class MetricsMiddleware:
+    """Observe every HTTP request's latency, labelled with the route template."""
+
+    def __init__(self, app: ASGIApp, metrics: Any, routes: list[Any]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes
+
+    def _route(self, scope: Scope) -> str:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match == Match.FULL:
+                return str(getattr(route, "path", "other"))
+        return "unmatched"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def recording(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording)
+        finally:
+            self.metrics.observe_request(scope.get("method", ""), self._route(scope), status,
+                                         time.perf_counter() - started)

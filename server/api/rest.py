@@ -1,0 +1,183 @@
+"""REST: workload lists, one workload's JSON view, its phase (optionally waiting for one).
+
+The workload JSON is exactly ``WorkloadView.to_dict()``, the document ``wmap describe -o
+json`` prints. The core API group is spelled ``core`` in paths. Each handler's docstring
+carries its OpenAPI operation after ``---`` (read by ``server.api.openapi``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from schema.pagination import paginate
+from server.api.bodies import duration, integer
+from server.api.errors import WaitTimeout
+from server.api.runtime import runtime_of
+from server.definitions.phases import Phase
+from server.errors import InvalidRequest
+from server.kube.reader import ChangeEvent
+from server.resolution import WorkloadView
+from server.service import WorkloadService
+
+MAX_WAIT_S = 600.0
+DEFAULT_WAIT_S = 30.0
+
+
+def summary(view: WorkloadView) -> dict[str, Any]:
+    """The list row: identity, definition, phases and GPU figures (as ``kli get -o json`` plus GPUs)."""
+    return {"name": view.name, "namespace": view.namespace, "kind": view.kind, "apiVersion": view.api_version,
+            "group": view.group, "uid": view.uid, "createdAt": view.created_at, "definition": view.definition,
+            "origin": view.origin, "phase": view.phase.value, "phases": [p.value for p in view.phases],
+            "replicas": view.replicas.to_dict(), "gpu": view.gpu.to_dict(view.policy)}
+
+
+def _group(path_group: str) -> str:
+    return "" if path_group == "core" else path_group
+
+
+def parse_phase(text: str, *, name: str) -> Phase:
+    """A phase by name, case-insensitive.
+
+    Raises:
+        InvalidRequest: not one of the nine phases.
+    """
+    for phase in Phase:
+        if phase.value.lower() == text.strip().lower():
+            return phase
+    raise InvalidRequest(f"{name} must be one of {', '.join(p.value for p in Phase)}, got {text!r}")
+
+
+async def list_workloads(request: Request) -> JSONResponse:
+    """List top-level workloads (one namespace, or all for /api/v1/workloads).
+
+    ---
+    summary: List workloads
+    parameters:
+      - {name: namespace, in: path, required: false, schema: {type: string}}
+      - {name: kind, in: query, schema: {type: string}, description: Kind, case-insensitive}
+      - {name: group, in: query, schema: {type: string}, description: API group (core for the core group)}
+      - {name: phase, in: query, schema: {$ref: '#/components/schemas/Phase'}}
+      - {name: definition, in: query, schema: {type: string}}
+      - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 100}}
+      - {name: continue, in: query, schema: {type: string}, description: cursor from the previous page}
+      - {name: view, in: query, schema: {type: string, enum: [summary, full], default: summary}}
+    responses:
+      '200': {description: 'Page of workloads', content: {application/json: {schema: {$ref: '#/components/schemas/WorkloadList'}}}}
+      '400': {$ref: '#/components/responses/BadRequest'}
+      '503': {$ref: '#/components/responses/NotReady'}
+    """
+    service = runtime_of(request).require_service()
+    q = request.query_params
+    phase = parse_phase(q["phase"], name="phase").value if q.get("phase") else None
+    group = _group(q["group"]) if q.get("group") is not None else None
+    full = q.get("view", "summary")
+    if full not in ("summary", "full"):
+        raise InvalidRequest(f"view must be summary or full, got {full!r}")
+    views = service.workloads(namespace=request.path_params.get("namespace"), kind=q.get("kind") or None,
+                              group=group, phase=phase, definition=q.get("definition") or None)
+    page = paginate(views, first=integer(request, "limit"), after=q.get("continue"), name="limit")
+    items = [v.to_dict() if full == "full" else summary(v) for v in page.items]
+    return JSONResponse({"items": items, "count": len(items), "totalCount": page.total,
+                         "continue": page.end_cursor if page.has_next else None})
+
+
+def _workload(request: Request, service: WorkloadService) -> WorkloadView:
+    p = request.path_params
+    return service.workload(p["namespace"], _group(p["group"]), p["kind"], p["name"])
+
+
+async def get_workload(request: Request) -> JSONResponse:
+    """One workload's JSON view (the same document as ``wmap describe -o json``).
+
+    ---
+    summary: Get one workload
+    parameters:
+      - {name: namespace, in: path, required: true, schema: {type: string}}
+      - {name: group, in: path, required: true, schema: {type: string}, description: API group, core for the core group}
+      - {name: kind, in: path, required: true, schema: {type: string}}
+      - {name: name, in: path, required: true, schema: {type: string}}
+    responses:
+      '200': {description: The workload view, content: {application/json: {schema: {$ref: '#/components/schemas/Workload'}}}}
+      '404': {$ref: '#/components/responses/NotFound'}
+      '503': {$ref: '#/components/responses/NotReady'}
+    """
+    service = runtime_of(request).require_service()
+    return JSONResponse(_workload(request, service).to_dict())
+
+
+def _phase_body(view: WorkloadView) -> dict[str, Any]:
+    return {"phase": view.phase.value, "phases": [p.value for p in view.phases]}
+
+
+async def get_phase(request: Request) -> JSONResponse:
+    """A workload's phase; with ``wait`` hold the request until that phase is among its phases.
+
+    ---
+    summary: Get (or wait for) a workload's phase
+    parameters:
+      - {name: namespace, in: path, required: true, schema: {type: string}}
+      - {name: group, in: path, required: true, schema: {type: string}}
+      - {name: kind, in: path, required: true, schema: {type: string}}
+      - {name: name, in: path, required: true, schema: {type: string}}
+      - {name: wait, in: query, schema: {$ref: '#/components/schemas/Phase'}, description: phase to wait for}
+      - {name: timeout, in: query, schema: {type: string, default: 30s}, description: 'wait bound: 60s, 500ms, 2m (at most 600s)'}
+    responses:
+      '200': {description: Current phases, content: {application/json: {schema: {$ref: '#/components/schemas/PhaseState'}}}}
+      '400': {$ref: '#/components/responses/BadRequest'}
+      '404': {$ref: '#/components/responses/NotFound'}
+      '408': {description: 'The phase was not reached in time (details hold the last phases)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
+      '503': {$ref: '#/components/responses/NotReady'}
+    """
+    service = runtime_of(request).require_service()
+    q = request.query_params
+    if not q.get("wait"):
+        return JSONResponse(_phase_body(_workload(request, service)))
+    target = parse_phase(q["wait"], name="wait")
+    timeout = duration(q.get("timeout", f"{DEFAULT_WAIT_S:g}s"), name="timeout", maximum=MAX_WAIT_S)
+    view = await wait_for_phase(service, request, target, timeout)
+    return JSONResponse(_phase_body(view))
+
+
+def _concerns(event: ChangeEvent, view: WorkloadView) -> bool:
+    """True when ``event`` may change ``view`` (its subtree, or an object of the same identity)."""
+    if view.uid in event.root_uids:
+        return True
+    meta = event.obj.get("metadata", {})
+    return (event.obj.get("kind") == view.kind and meta.get("name") == view.name
+            and meta.get("namespace") == view.namespace)
+
+
+async def wait_for_phase(service: WorkloadService, request: Request, target: Phase, timeout: float) -> WorkloadView:
+    """Wait on the reader's change queue until ``target`` is among the workload's phases.
+
+    The view is recomputed only after an event that concerns the workload; the queue is
+    released in ``finally``.
+
+    Raises:
+        WorkloadNotFound: the workload does not exist (or disappears while waiting).
+        WaitTimeout: ``timeout`` seconds passed; details hold the last phases.
+    """
+    queue = service.reader.subscribe()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        view = _workload(request, service)
+        while target not in view.phases:
+            remaining = deadline - loop.time()
+            try:
+                event = await asyncio.wait_for(queue.get(), max(remaining, 0.0))
+            except TimeoutError:
+                raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
+                                  f"within {timeout:g}s", [_phase_body(view)]) from None
+            events = [event]
+            while not queue.empty():
+                events.append(queue.get_nowait())
+            if any(_concerns(e, view) for e in events):
+                view = _workload(request, service)
+        return view
+    finally:
+        service.reader.unsubscribe(queue)

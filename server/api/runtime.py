@@ -1,0 +1,107 @@
+"""``Runtime``: everything request handlers need, attached to ``app.state.runtime``.
+
+Built by ``server.app.create_app``; the reader (and with it the service and registrar)
+is attached either at once (a reader passed in, as tests do) or in the lifespan (live
+cluster or snapshot files). Handlers read it through :func:`runtime_of`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import HTTPConnection
+
+from server.config import Settings
+from server.definitions.registry import DefinitionRegistry
+from server.errors import CacheNotReady
+from server.gvk import GVK
+from server.kube.reader import InformerStatus, Reader
+from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy
+from server.service import WorkloadService
+from server.state import DefinitionStore, Registrar
+
+
+@dataclass(eq=False)
+class Runtime:
+    """Shared state of one app instance.
+
+    Attributes:
+        settings: configuration.
+        registry: definitions in force.
+        service / registrar: set by :meth:`attach`.
+        source: human description of the object source (``cluster ...``, ``snapshot ...``).
+        cluster: name reported in the ``cluster`` field and accepted by the filter.
+        started: the lifespan finished start-up (stored definitions loaded, cache started).
+        karta_crd: state of the Karta CRD (``present``, ``installed``, ``missing``, ...;
+            empty offline).
+        extra_states: informer-like statuses to report besides the reader's.
+    """
+
+    settings: Settings
+    registry: DefinitionRegistry
+    service: WorkloadService | None = None
+    registrar: Registrar | None = None
+    source: str = ""
+    cluster: str = ""
+    started: bool = False
+    karta_crd: str = ""
+    metrics: Any = None
+    tasks: list[Any] = field(default_factory=list)
+
+    def attach(self, reader: Reader, store: DefinitionStore, *, watch: Callable[[GVK], None] | None = None,
+               trial_timeout: float | None = None) -> None:
+        """Create the service and registrar over ``reader`` and ``store``."""
+        self.service = WorkloadService(self.registry, reader, policy=_policy(self.settings))
+        kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
+        self.registrar = Registrar(self.registry, store, watch=watch, **kwargs)
+        if self.metrics is not None:
+            self.service.on_resolved = self.metrics.observe_resolution
+
+    @property
+    def reader(self) -> Reader | None:
+        """The attached reader."""
+        return self.service.reader if self.service is not None else None
+
+    def is_ready(self) -> bool:
+        """Started, and every informer listed once (or settled as missing/forbidden)."""
+        return self.started and self.service is not None and self.service.reader.is_synced()
+
+    def require_service(self) -> WorkloadService:
+        """The service, once ready.
+
+        Raises:
+            CacheNotReady: before start-up finished or before the caches synced.
+        """
+        if not self.is_ready() or self.service is None:
+            raise CacheNotReady("informer caches are not synced yet; retry shortly")
+        return self.service
+
+    def require_registrar(self) -> Registrar:
+        """The registrar (available once a reader is attached).
+
+        Raises:
+            CacheNotReady: before start-up attached a reader.
+        """
+        if self.registrar is None:
+            raise CacheNotReady("the server is starting; retry shortly")
+        return self.registrar
+
+    def states(self) -> dict[GVK, InformerStatus]:
+        """Informer statuses of the reader (empty for readers that do not report them)."""
+        states = getattr(self.reader, "states", None)
+        return dict(states()) if callable(states) else {}
+
+
+def _policy(settings: Settings) -> GpuPolicy:
+    """The GPU policy: defaults plus ``settings.gpu_resources`` counted as whole GPUs."""
+    if not settings.gpu_resources:
+        return DEFAULT_GPU_POLICY
+    return GpuPolicy(whole=DEFAULT_GPU_POLICY.whole | frozenset(settings.gpu_resources))
+
+
+def runtime_of(conn: HTTPConnection) -> Runtime:
+    """The runtime of the app serving ``conn``."""
+    runtime: Runtime = conn.app.state.runtime
+    return runtime

@@ -1,0 +1,209 @@
+"""Karta custom resources (``kartas.run.ai``, cluster-scoped, ``run.ai/v1alpha1``): write side.
+
+``KartaStore`` is the cluster implementation of ``server.state.DefinitionStore``: a
+registered definition becomes one Karta object named after the definition; reading
+happens through the informer cache (``InformerCache.watch(KARTA_GVK)``) and
+``server.state.Registrar.follow``, so ``load()`` returns nothing here.
+
+``ensure_karta_crd`` reports whether the CRD is served and installs it only when asked
+(``wmap serve --install-karta-crd``): the server never changes cluster-wide API surface
+on its own. The CRD follows karta-spec.md section 2 (cluster scope, short name ``krt``,
+``status`` subresource, printer columns); its schema keeps unknown fields because the
+server validates definitions itself.
+
+Errors: API failures become ``server.state.StoreError`` (403, 404 when the CRD is
+missing, network, 5xx) or ``server.errors.Conflict`` (409); upstream messages are logged,
+not returned to callers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from kubernetes_asyncio.client import ApiextensionsV1Api, CustomObjectsApi
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from server.errors import Conflict
+from server.gvk import GVK
+from server.kube.api import KubeApi
+from server.kube.client import KubeClient
+from server.kube.errors import KubeApiError
+from server.state import StoreError, StoredDefinition
+
+log = logging.getLogger(__name__)
+
+GROUP, VERSION, KIND, PLURAL = "run.ai", "v1alpha1", "Karta", "kartas"
+KARTA_GVK = GVK(GROUP, VERSION, KIND)
+CRD_NAME = f"{PLURAL}.{GROUP}"
+CrdState = Literal["present", "installed", "missing", "forbidden", "error"]
+
+
+def karta_crd() -> dict[str, Any]:
+    """The ``apiextensions.k8s.io/v1`` manifest of the Karta CRD."""
+    columns = [
+        {"name": "Framework", "type": "string", "jsonPath": ".spec.structureDefinition.rootComponent.kind.kind"},
+        {"name": "Root Component", "type": "string", "jsonPath": ".spec.structureDefinition.rootComponent.name"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": CRD_NAME},
+        "spec": {
+            "group": GROUP, "scope": "Cluster",
+            "names": {"kind": KIND, "listKind": f"{KIND}List", "plural": PLURAL, "singular": "karta",
+                      "shortNames": ["krt"]},
+            "versions": [{"name": VERSION, "served": True, "storage": True, "subresources": {"status": {}},
+                          "additionalPrinterColumns": columns, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
+def _established(crd: Mapping[str, Any]) -> bool:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+
+async def ensure_karta_crd(client: KubeClient, *, install: bool, timeout: float = 30.0) -> CrdState:
+    """Report (and with ``install`` create) the Karta CRD; never raises.
+
+    Returns:
+        ``present`` (already served), ``installed`` (created now and Established within
+        ``timeout`` seconds), ``missing``, ``forbidden`` or ``error`` (details logged).
+    """
+    api = KubeApi(client)
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}"
+    try:
+        await api.get_json(path)
+        return "present"
+    except KubeApiError as exc:
+        if exc.is_forbidden:
+            log.warning("not allowed to read CRD %s; assuming it is missing", CRD_NAME)
+        elif not exc.is_not_found:
+            log.warning("cannot read CRD %s: %s", CRD_NAME, exc)
+            return "error"
+    if not install:
+        log.warning("the %s CRD is not installed: definitions cannot be registered in the cluster "
+                    "(start with --install-karta-crd to install it)", CRD_NAME)
+        return "missing"
+    try:
+        await ApiextensionsV1Api(client.api_client).create_custom_resource_definition(
+            body=karta_crd(), _preload_content=False)
+    except ApiException as exc:
+        if exc.status == 403:
+            log.error("not allowed to create CRD %s", CRD_NAME)
+            return "forbidden"
+        if exc.status != 409:
+            log.error("cannot create CRD %s: %s", CRD_NAME, _status_message(exc))
+            return "error"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        try:
+            if _established(await api.get_json(path)):
+                log.info("installed CRD %s", CRD_NAME)
+                return "installed"
+        except KubeApiError:
+            pass
+        await asyncio.sleep(0.2)
+    log.error("CRD %s was created but is not Established after %.0f s", CRD_NAME, timeout)
+    return "error"
+
+
+class KartaStore:
+    """Registered definitions as Karta objects (origin ``cluster``).
+
+    Args:
+        client: the shared API client.
+    """
+
+    origin = "cluster"
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+
+    @property
+    def _api(self) -> CustomObjectsApi:
+        return CustomObjectsApi(self._client.api_client)
+
+    async def save(self, key: str, manifest: Mapping[str, Any]) -> None:
+        """Create the Karta ``key``, or replace it (with its current resourceVersion).
+
+        Raises:
+            Conflict: it changed between read and write (409).
+            StoreError: any other API failure (CRD missing, forbidden, network).
+        """
+        body = {**manifest, "apiVersion": f"{GROUP}/{VERSION}", "kind": KIND,
+                "metadata": {**dict(manifest.get("metadata") or {}), "name": key}}
+        try:
+            current = await self._get(key)
+            if current is None:
+                await self._api.create_cluster_custom_object(GROUP, VERSION, PLURAL, body, _preload_content=False)
+                return
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            await self._api.replace_cluster_custom_object(GROUP, VERSION, PLURAL, key, body, _preload_content=False)
+        except ApiException as exc:
+            raise _store_error(exc, f"write Karta {key}") from None
+
+    async def _get(self, key: str) -> dict[str, Any] | None:
+        try:
+            response = await self._api.get_cluster_custom_object(GROUP, VERSION, PLURAL, key, _preload_content=False)
+        except ApiException as exc:
+            if _is_object_not_found(exc):
+                return None
+            raise
+        decoded: dict[str, Any] = json.loads(await response.read())
+        return decoded
+
+    async def delete(self, key: str) -> bool:
+        """Delete the Karta ``key``; False when it did not exist. Raises ``StoreError``."""
+        try:
+            await self._api.delete_cluster_custom_object(GROUP, VERSION, PLURAL, key, _preload_content=False)
+        except ApiException as exc:
+            if _is_object_not_found(exc):
+                return False
+            raise _store_error(exc, f"delete Karta {key}") from None
+        return True
+
+    async def load(self) -> list[StoredDefinition]:
+        """Nothing: Kartas reach the registry through the informer (``Registrar.follow``)."""
+        return []
+
+
+def _status(exc: ApiException) -> dict[str, Any]:
+    try:
+        body = exc.body.decode() if isinstance(exc.body, bytes) else exc.body
+        decoded = json.loads(body or "{}")
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return decoded if isinstance(decoded, dict) else {}
+
+
+def _status_message(exc: ApiException) -> str:
+    return str(_status(exc).get("message") or exc.reason or exc.status)
+
+
+def _is_object_not_found(exc: ApiException) -> bool:
+    """404 for a missing object (the CRD itself exists): the Status names a ``karta``."""
+    if exc.status != 404:
+        return False
+    details = _status(exc).get("details") or {}
+    return bool(details.get("name")) and details.get("kind") in (PLURAL, "karta", KIND)
+
+
+def _store_error(exc: ApiException, action: str) -> Exception:
+    log.warning("cannot %s: %s %s", action, exc.status, _status_message(exc))
+    if exc.status == 409:
+        return Conflict(f"cannot {action}: it was changed concurrently; retry")
+    if exc.status == 404:
+        return StoreError(f"cannot {action}: the {CRD_NAME} CRD is not installed "
+                          "(start the server with --install-karta-crd)")
+    if exc.status == 403:
+        return StoreError(f"cannot {action}: the server's credentials are not allowed to")
+    return StoreError(f"cannot {action}: the API server answered {exc.status} {exc.reason or ''}".rstrip())
