@@ -39,7 +39,12 @@ def jobset(name: str, namespace: str, roles: dict[str, int], *, gpus: int = 4, n
 
 
 def running(obj: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a JobSet with every replicated job reporting ready pods (phase Running)."""
+    """A copy of a JobSet with every replicated job reporting ready pods (phase Running).
+
+    The resourceVersion is bumped, as the API server would (the store ignores same-version updates).
+    """
     jobs = [{"name": r["name"], "ready": r.get("replicas", 1), "active": r.get("replicas", 1)}
             for r in obj["spec"]["replicatedJobs"]]
-    return {**obj, "status": {"replicatedJobsStatus": jobs}}
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(int(meta.get("resourceVersion") or 0) + 1000)
+    return {**obj, "metadata": meta, "status": {"replicatedJobsStatus": jobs}}

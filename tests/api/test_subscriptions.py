@@ -1,0 +1,76 @@
+"""workloadPhaseChanged over SSE and graphql-transport-ws, against a real uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import websockets
+from server.app import create_app
+from server.config import Settings
+from server.kube.snapshot import SnapshotReader
+from tests.api.conftest import JOBSET
+from tests.api.live import serving, wait_until
+from tests.api.objects import running
+
+SUBSCRIPTION = """subscription { workloadPhaseChanged(namespace: "ml", kind: "jobset") {
+    phase previousPhase phases workload { name gpu { requestedBySpec } } } }"""
+
+
+def _start_running(reader: SnapshotReader) -> None:
+    jobset = reader.list(next(g for g in reader.gvks() if g.kind == "JobSet"))[0]
+    reader.add(running(dict(jobset)))
+
+
+async def test_sse_subscription_delivers_the_phase_change(settings: Settings) -> None:
+    reader = SnapshotReader.from_paths(JOBSET)
+    app = create_app(settings, reader=reader)
+    async with serving(app) as host, httpx.AsyncClient(timeout=10) as client:
+        before = len(reader._queues)
+        async with client.stream("POST", f"http://{host}/graphql", json={"query": SUBSCRIPTION},
+                                 headers={"Accept": "text/event-stream"}) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            await wait_until(lambda: len(reader._queues) > before, 5)
+            _start_running(reader)
+            payload = await asyncio.wait_for(_first_data(response), 5)
+        change = payload["data"]["workloadPhaseChanged"]
+        assert change == {"phase": "RUNNING", "previousPhase": "INITIALIZING", "phases": ["RUNNING"],
+                          "workload": {"name": "train", "gpu": {"requestedBySpec": 12}}}
+        await wait_until(lambda: len(reader._queues) == before, 5)  # released after the client left
+
+
+async def _first_data(response: httpx.Response) -> dict:
+    async for line in response.aiter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            return json.loads(line[5:])
+    raise AssertionError("stream ended without data")
+
+
+async def test_websocket_subscription_delivers_the_phase_change(settings: Settings) -> None:
+    reader = SnapshotReader.from_paths(JOBSET)
+    app = create_app(settings, reader=reader)
+    async with serving(app) as host:
+        before = len(reader._queues)
+        async with websockets.connect(f"ws://{host}/graphql", subprotocols=["graphql-transport-ws"],
+                                      open_timeout=5) as ws:
+            await ws.send(json.dumps({"type": "connection_init"}))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "connection_ack"
+            await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIPTION}}))
+            await wait_until(lambda: len(reader._queues) > before, 5)
+            _start_running(reader)
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                if message["type"] == "next":
+                    break
+            assert message["payload"]["data"]["workloadPhaseChanged"]["phase"] == "RUNNING"
+        await wait_until(lambda: len(reader._queues) == before, 5)
+
+
+async def test_graphql_query_over_http(settings: Settings) -> None:
+    app = create_app(settings, reader=SnapshotReader.from_paths(JOBSET))
+    async with serving(app) as host, httpx.AsyncClient(timeout=10) as client:
+        response = await client.post(f"http://{host}/graphql", json={"query": "{ workloads { totalCount } }"})
+        assert response.json() == {"data": {"workloads": {"totalCount": 1}}}
+        assert (await client.get(f"http://{host}/readyz")).status_code == 200
