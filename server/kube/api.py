@@ -17,10 +17,10 @@ Paths (https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-uri
 
 from __future__ import annotations
 
-import asyncio
 import json
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Protocol
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -37,9 +37,13 @@ class Credentials(Protocol):
     """What ``KubeApi`` needs from ``KubeClient`` (a Protocol so tests can fake it)."""
 
     @property
-    def api_client(self) -> Any: ...
+    def api_client(self) -> Any:
+        """The shared ``kubernetes_asyncio`` ``ApiClient``."""
+        ...
 
-    async def refresh_credentials(self) -> None: ...
+    async def refresh_credentials(self) -> None:
+        """Re-read credentials after a 401."""
+        ...
 
 
 def gv_path(group: str, version: str) -> str:
@@ -72,7 +76,7 @@ class KubeApi:
         response = await self._open(path, query, LIST_TIMEOUT)
         try:
             body = await response.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise KubeApiError(NETWORK, "ReadError", str(exc) or type(exc).__name__) from exc
         finally:
             response.release()
@@ -122,7 +126,7 @@ class KubeApi:
                 path, "GET", query_params=params, header_params={"Accept": "application/json"},
                 auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout,
             )
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise KubeApiError(NETWORK, type(exc).__name__, str(exc) or type(exc).__name__) from exc
 
 
@@ -134,7 +138,7 @@ def _query_value(value: Any) -> str:
 async def _raise_for(response: Any) -> None:
     try:
         body = await response.read()
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+    except (TimeoutError, aiohttp.ClientError, OSError):
         body = b""
     finally:
         response.release()
@@ -147,7 +151,7 @@ async def _json_lines(response: Any) -> AsyncIterator[JSON]:
     while True:
         try:
             chunk = await response.content.readany()
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise KubeApiError(NETWORK, type(exc).__name__, str(exc) or type(exc).__name__) from exc
         if not chunk:
             return

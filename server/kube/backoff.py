@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class Backoff:
@@ -56,7 +56,7 @@ class Backoff:
         self._last = now
         step = min(self.cap, self.base * 2 ** min(self._attempt, 32))
         self._attempt += 1
-        return step * (1 + self.jitter * self._rng.random())
+        return float(step * (1 + self.jitter * self._rng.random()))
 
     def reset(self) -> None:
         """Start again from ``base`` (after an explicit success)."""

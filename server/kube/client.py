@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import ConfigException, load_kube_config
@@ -183,7 +184,9 @@ class KubeClient:
     ``async with``). ``api_client`` is created on first use inside the running loop.
     """
 
-    def __init__(self, configuration: Configuration, source: ConfigSource, token: ServiceAccountToken | None = None) -> None:
+    def __init__(
+        self, configuration: Configuration, source: ConfigSource, token: ServiceAccountToken | None = None
+    ) -> None:
         self.configuration = configuration
         self.source = source
         self._token = token
@@ -220,7 +223,7 @@ class KubeClient:
             client, self._api_client = self._api_client, None
             await client.close()
 
-    async def __aenter__(self) -> "KubeClient":
+    async def __aenter__(self) -> KubeClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -11,7 +11,8 @@ service layer sees ``InformerStatus`` states, never this exception.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 NETWORK = 0
 """``status`` used for failures without an HTTP response (connect, TLS, reset, timeout)."""
@@ -35,7 +36,7 @@ class KubeApiError(Exception):
         super().__init__(f"{status} {reason}: {message}" if status else f"network error: {message}")
 
     @classmethod
-    def from_status(cls, status_obj: Mapping[str, Any], *, http_status: int = 0) -> "KubeApiError":
+    def from_status(cls, status_obj: Mapping[str, Any], *, http_status: int = 0) -> KubeApiError:
         """Build from a decoded ``Status`` object (watch ``ERROR`` event or error body)."""
         code = status_obj.get("code")
         details = status_obj.get("details")
@@ -48,7 +49,7 @@ class KubeApiError(Exception):
         )
 
     @classmethod
-    def from_body(cls, http_status: int, body: bytes, *, retry_after: str | None = None) -> "KubeApiError":
+    def from_body(cls, http_status: int, body: bytes, *, retry_after: str | None = None) -> KubeApiError:
         """Build from an HTTP error response (JSON ``Status`` body, or plain text)."""
         try:
             decoded = json.loads(body)

@@ -20,9 +20,11 @@ No I/O and no ``kubernetes_asyncio`` here. Single event loop, no locking.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import itertools
 import logging
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
@@ -60,7 +62,7 @@ class ObjectGraph:
             store = self._stores[gvk] = Store(gvk, full=self._full)
         return store
 
-    def gvks(self) -> list[GVK]:
+    def gvks(self) -> builtins.list[GVK]:
         """GVKs that have a store, sorted."""
         return sorted(self._stores)
 
@@ -133,13 +135,13 @@ class ObjectGraph:
         """See ``Reader.version``."""
         return self._versions.get(uid, 0)
 
-    def subscribe(self) -> "asyncio.Queue[ChangeEvent]":
+    def subscribe(self) -> asyncio.Queue[ChangeEvent]:
         """See ``Reader.subscribe``."""
         queue: asyncio.Queue[ChangeEvent] = asyncio.Queue(maxsize=self._queue_size)
         self._queues.append(queue)
         return queue
 
-    def unsubscribe(self, queue: "asyncio.Queue[ChangeEvent]") -> None:
+    def unsubscribe(self, queue: asyncio.Queue[ChangeEvent]) -> None:
         """See ``Reader.unsubscribe``."""
         if queue in self._queues:
             self._queues.remove(queue)

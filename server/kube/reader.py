@@ -17,8 +17,9 @@ lifecycle, "ready" means synced, "not started" differs from "not found").
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from server.gvk import GVK
 
@@ -104,6 +105,7 @@ class ChangeEvent:
     root_uids: tuple[str, ...]
 
 
+@runtime_checkable
 class Reader(Protocol):
     """Read access to cached cluster objects (live informers or a static snapshot)."""
 
@@ -155,10 +157,10 @@ class Reader(Protocol):
         """
         ...
 
-    def subscribe(self) -> "asyncio.Queue[ChangeEvent]":
+    def subscribe(self) -> asyncio.Queue[ChangeEvent]:
         """A new bounded queue receiving every later ``ChangeEvent``."""
         ...
 
-    def unsubscribe(self, queue: "asyncio.Queue[ChangeEvent]") -> None:
+    def unsubscribe(self, queue: asyncio.Queue[ChangeEvent]) -> None:
         """Stop delivering to ``queue`` (idempotent)."""
         ...

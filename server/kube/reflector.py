@@ -16,8 +16,9 @@ Semantics follow kubernetes/client-go ``tools/cache/reflector.go`` and nolar/kop
   close it and re-watch.
 - **410 Gone** / "too large resource version" (a watch ``ERROR`` event or status) ->
   relist at once. **404** -> state ``crd_missing`` and the objects are dropped. **403** ->
-  ``forbidden``. Anything else -> ``error``. Failures wait ``Backoff`` (0.8 s doubling to
-  30 s, jitter, reset after 2 min without failures) or the server's ``Retry-After``.
+  ``forbidden``. 429 -> back off, state unchanged. Anything else -> ``error``. Failures
+  wait ``Backoff`` (0.8 s doubling to 30 s, jitter, reset after 2 min without failures)
+  or the server's ``Retry-After``.
 - **Supervision**: the loop catches everything but cancellation; if the task still exits
   other than through ``stop()`` it is restarted (tomplus/kubernetes_asyncio issue 325).
 
@@ -31,8 +32,10 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, AsyncContextManager, AsyncIterator, Mapping, Protocol
+from typing import Any, Protocol
 
 from server.gvk import GVK
 from server.kube.backoff import Backoff
@@ -57,7 +60,7 @@ class ListWatch(Protocol):
 
     def watch(
         self, *, resource_version: str, timeout_seconds: int, read_timeout: float
-    ) -> AsyncContextManager[AsyncIterator[dict[str, Any]]]:
+    ) -> AbstractAsyncContextManager[AsyncIterator[dict[str, Any]]]:
         """A stream of ``{"type": ..., "object": {...}}`` watch events."""
         ...
 
@@ -150,12 +153,17 @@ class Reflector:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"reflector {self.gvk}")
             self._task.add_done_callback(self._on_task_done)
 
-    async def stop(self) -> None:
-        """Cancel the task and wait for it (idempotent)."""
+    def cancel(self) -> None:
+        """Request cancellation now; no sink call happens after this returns (idempotent)."""
         self._stopping = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def stop(self) -> None:
+        """Cancel the task and wait for it to finish (idempotent)."""
+        self.cancel()
         task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
+        if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
     @property
@@ -185,7 +193,7 @@ class Reflector:
                 continue
             except KubeApiError as exc:
                 delay = self._on_api_error(exc)
-            except Exception as exc:  # noqa: BLE001 - supervise: never let the loop die
+            except Exception as exc:
                 log.exception("reflector %s failed; relisting after backoff", self.gvk)
                 self._set_state("error", f"{type(exc).__name__}: {exc}")
                 self.last_rv = None
@@ -234,7 +242,8 @@ class Reflector:
                             event = await anext(events, None)
                     except TimeoutError:
                         self.inactivity_timeouts += 1
-                        log.warning("watch %s%s silent for %.0f s; reopening", self.gvk, self._where(), o.inactivity_timeout)
+                        log.warning("watch %s%s silent for %.0f s; reopening",
+                                    self.gvk, self._where(), o.inactivity_timeout)
                         raise _StreamEnded from None
                     if event is None:
                         break
@@ -285,6 +294,11 @@ class Reflector:
         elif exc.is_forbidden:
             self._set_state("forbidden", exc.message or "forbidden (403)")
             self.settled.set()
+        elif exc.status == 429:
+            # Throttled ("storage is (re)initializing", priority and fairness): back off
+            # without reporting a failure, as client-go does.
+            self.last_error = str(exc)
+            log.info("reflector %s%s: throttled: %s", self.gvk, self._where(), exc)
         else:
             self._set_state("error", str(exc))
         delay = self._backoff.next_delay()

@@ -23,8 +23,9 @@ No ``kubernetes_asyncio`` here.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import yaml
 
@@ -112,7 +113,7 @@ class SnapshotReader(ObjectGraph):
             self.add(obj)
 
     @classmethod
-    def from_paths(cls, *paths: str | Path, full: bool = False) -> "SnapshotReader":
+    def from_paths(cls, *paths: str | Path, full: bool = False) -> SnapshotReader:
         """Load every file or directory in ``paths`` (see ``load_objects``)."""
         return cls([obj for path in paths for obj in load_objects(path)], full=full)
 

@@ -17,7 +17,8 @@ No I/O and no ``kubernetes_asyncio`` here.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from server.gvk import GVK
 from server.kube.reader import EventType, KubeObject, KubeObjects

@@ -14,7 +14,8 @@ items of built-in types arrive without them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from server.gvk import GVK
 
