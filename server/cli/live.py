@@ -1,0 +1,241 @@
+"""``wmap serve``, and ``wmap get`` / ``wmap describe KIND/NAME`` against a cluster or snapshot.
+
+``get`` and ``describe`` read a cluster (kubeconfig chosen as kubectl does: ``--kubeconfig``,
+``$KUBECONFIG``, ``~/.kube/config``, in-cluster) through a short-lived informer cache
+watching only the kinds they need (plus pods and Kartas, whose definitions are merged
+over the catalog), or ``--snapshot PATH`` files. Exit codes follow ``server.cli.main``:
+1 cluster unreachable, 2 usage, 3 not found, 4 no definition covers the type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from server.cli.main import EXIT_NO_DEFINITION, EXIT_OK, EXIT_USAGE, build_registry
+from server.config import HttpSettings, KubeSettings, Settings
+from server.definitions.registry import DefinitionRegistry, Entry
+from server.errors import InvalidRequest
+from server.kube.reader import Reader
+from server.logs import FORMATS, configure_logging
+from server.resolution import WorkloadView
+from server.service import WorkloadService
+from server.state import KARTA_GVK, POD_GVK, DirectoryStore, Registrar
+
+SYNC_TIMEOUT_S = 30.0
+
+
+def register(sub: Any) -> None:
+    """Add ``serve`` and ``get`` to the ``wmap`` parser and the live flags to ``describe``."""
+    s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8080)
+    _source_flags(s)
+    s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
+    s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
+    s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
+    s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")
+    s.add_argument("--log-format", choices=FORMATS, default="text")
+    s.add_argument("--log-level", default="INFO")
+    s.add_argument("--auth", choices=("none", "kubernetes"), default="none")
+    s.set_defaults(func=cmd_serve)
+    g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
+    g.add_argument("kind", help="Kind (case-insensitive), kind.group or definition name")
+    g.add_argument("-n", "--namespace", default=None)
+    g.add_argument("-A", "--all-namespaces", action="store_true")
+    g.add_argument("--phase", action="append", default=[], help="keep workloads in any of these phases")
+    g.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    _source_flags(g)
+    g.add_argument("--log-format", choices=FORMATS, default="text")
+    g.set_defaults(func=cmd_get)
+    describe_parser = sub.choices.get("describe")
+    if describe_parser is not None:  # created by server.cli.main with -n/--kubeconfig/--context
+        describe_parser.add_argument("--snapshot", action="append", default=[], help="read objects from files")
+        describe_parser.add_argument("--log-format", choices=FORMATS, default="text")
+
+
+def _source_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--snapshot", action="append", default=[], help="serve/read objects from files (repeatable)")
+    p.add_argument("--kubeconfig", default=None)
+    p.add_argument("--context", default=None)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``wmap serve``: build the app and run uvicorn until interrupted."""
+    import uvicorn
+
+    from server.app import create_app
+
+    if args.auth != "none":
+        print("error: --auth kubernetes is not implemented yet; run with --auth none on a trusted network",
+              file=sys.stderr)
+        return EXIT_USAGE
+    settings = Settings(http=HttpSettings(host=args.host, port=args.port),
+                        kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
+                                          namespaces=tuple(args.namespace), snapshot=tuple(args.snapshot),
+                                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
+                        log_format=args.log_format, log_level=args.log_level, auth=args.auth)
+    if args.catalog_dir:
+        settings.catalog_dir = Path(args.catalog_dir)
+    if args.state_dir:
+        settings.state_dir = Path(args.state_dir)
+    configure_logging(settings.log_format, settings.log_level)
+    app = create_app(settings)
+    config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
+                            ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False)
+    uvicorn.Server(config).run()
+    return EXIT_OK
+
+
+def _entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:
+    w = wanted.lower()
+    return [e for e in registry.entries()
+            if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),
+                     e.definition.name.lower())]
+
+
+async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: list[Entry],
+                namespace: str | None) -> tuple[Reader, Any]:
+    """A synced reader for ``kinds`` (snapshot or a started cache); returns it and a closer."""
+    if args.snapshot:
+        from server.kube.snapshot import SnapshotReader
+
+        reader = SnapshotReader.from_paths(*args.snapshot)
+        _merge_kartas(registry, reader)
+        return reader, None
+    from server.kube.cache import CacheOptions, InformerCache
+
+    cache = await InformerCache.from_config(args.kubeconfig, context=args.context,
+                                            options=CacheOptions(namespaces=(namespace,) if namespace else ()))
+    for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK}:
+        cache.watch(gvk)
+    await cache.start()
+    if not await cache.wait_synced(SYNC_TIMEOUT_S):
+        print(f"warning: caches not synced after {SYNC_TIMEOUT_S:g}s; results may be incomplete", file=sys.stderr)
+    for status in cache.states().values():
+        if status.state in ("crd_missing", "forbidden"):
+            print(f"warning: {status.gvk.kind}.{status.gvk.group or 'core'}: {status.state}", file=sys.stderr)
+    _merge_kartas(registry, cache)
+    return cache, cache.stop
+
+
+def _merge_kartas(registry: DefinitionRegistry, reader: Reader) -> None:
+    """Cluster Karta definitions over the catalog; invalid ones reported as warnings."""
+    registrar = Registrar(registry, DirectoryStore("/nonexistent"), trial_timeout=0)
+    for obj in reader.list(KARTA_GVK):
+        registrar.apply_karta("ADDED", obj)
+    for skipped in registrar.skipped.values():
+        print(f'warning: skipping Karta definition "{skipped.key}": '
+              + "; ".join(str(p) for p in skipped.problems), file=sys.stderr)
+
+
+def _resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | int:
+    entries = _entries_for(registry, wanted)
+    if not entries:
+        print(f'error: no Karta definition covers "{wanted}"', file=sys.stderr)
+        return EXIT_NO_DEFINITION
+    if len({e.gvk.group_kind for e in entries}) > 1:
+        names = ", ".join(sorted(f"{e.gvk.kind}.{e.gvk.group or 'core'}" for e in entries))
+        print(f'error: "{wanted}" matches more than one Karta definition, retry with one of: {names}',
+              file=sys.stderr)
+        return EXIT_USAGE
+    return entries
+
+
+def _age(created: str | None) -> str:
+    if not created:
+        return "<unknown>"
+    try:
+        then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return "<unknown>"
+    seconds = int((datetime.now(timezone.utc) - then).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 0)}s"
+
+
+def _table(views: list[WorkloadView]) -> str:
+    rows = [("NAME", "NAMESPACE", "PHASE", "GPUS", "AGE")]
+    for v in views:
+        gpu = v.gpu.to_dict(v.policy)
+        rows.append((v.name, v.namespace or "", ",".join(p.value for p in v.phases),
+                     f"{gpu['allocated']}/{gpu['requestedBySpec']}", _age(v.created_at)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    """``wmap get KIND``: list top-level workloads of a type."""
+    configure_logging(args.log_format, "WARNING")
+    return asyncio.run(_get(args))
+
+
+async def _get(args: argparse.Namespace) -> int:
+    registry = build_registry(catalog_dir=args.catalog_dir)
+    entries = _resolve_kind(registry, args.kind)
+    if isinstance(entries, int):
+        return entries
+    namespace = None if args.all_namespaces else (args.namespace or ("default" if not args.snapshot else None))
+    if args.all_namespaces and args.namespace:
+        raise InvalidRequest("--namespace and --all-namespaces are exclusive")
+    reader, close = await _read(args, registry, entries, namespace)
+    try:
+        phases = {p.strip().lower() for value in args.phase for p in value.split(",") if p.strip()}
+        group_kind = entries[0].gvk.group_kind
+        views = [v for v in WorkloadService(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
+                                                                        group=group_kind[0])
+                 if not phases or any(p.value.lower() in phases for p in v.phases)]
+    finally:
+        if close is not None:
+            await close()
+    views.sort(key=lambda v: (v.created_at or "", v.name), reverse=True)
+    if args.output == "json":
+        from server.api.rest import summary
+        print(json.dumps({"items": [summary(v) for v in views], "count": len(views)}, indent=2))
+    elif views:
+        print(_table(views))
+    else:
+        where = f"namespace {namespace}" if namespace else "any namespace"
+        print(f"No workloads found in {where}.", file=sys.stderr)
+    return EXIT_OK
+
+
+def describe(args: argparse.Namespace) -> int:
+    """``wmap describe KIND/NAME -n NS`` against a cluster or ``--snapshot``."""
+    configure_logging(getattr(args, "log_format", "text"), "WARNING")
+    if not args.target or "/" not in args.target:
+        print("error: a NAME is required: give it as KIND/NAME (or use -f FILE)", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(_describe(args))
+
+
+async def _describe(args: argparse.Namespace) -> int:
+    from server.cli.render import render
+
+    kind, _, name = args.target.partition("/")
+    if not kind or not name or "/" in name:
+        print(f"error: expected KIND/NAME, got {args.target!r}", file=sys.stderr)
+        return EXIT_USAGE
+    registry = build_registry(args.definition, args.catalog_dir)
+    entries = _resolve_kind(registry, kind)
+    if isinstance(entries, int):
+        return entries
+    snapshot = getattr(args, "snapshot", [])
+    args.snapshot = snapshot
+    namespace = args.namespace or "default"
+    reader, close = await _read(args, registry, entries, namespace)
+    try:
+        gvk = entries[0].gvk
+        view = WorkloadService(registry, reader).workload(namespace, gvk.group, gvk.kind, name)
+    finally:
+        if close is not None:
+            await close()
+    print(render([view], args.output))
+    return EXIT_OK

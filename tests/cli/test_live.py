@@ -1,0 +1,122 @@
+"""``wmap get`` / ``wmap describe KIND/NAME`` over a snapshot, and ``wmap serve`` as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.cli.main import main
+
+FIXTURE = str(Path(__file__).parents[1] / "api" / "fixtures" / "jobset.yaml")
+REPO = Path(__file__).parents[2]
+
+
+def test_get_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["get", "jobset", "--snapshot", FIXTURE]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["NAME", "NAMESPACE", "PHASE", "GPUS", "AGE"]
+    assert out[1].split()[:4] == ["train", "ml", "Initializing", "8/12"]
+    assert main(["get", "JobSet", "--snapshot", FIXTURE, "-o", "json", "--phase", "Running,Completed"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"items": [], "count": 0}
+    assert main(["get", "jobsets", "-n", "ml", "--snapshot", FIXTURE, "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"][0]["gpu"]["requestedBySpec"] == 12
+
+
+def test_describe_json_matches_the_rest_document(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["describe", "JobSet/train", "-n", "ml", "--snapshot", FIXTURE, "-o", "json"]) == 0
+    view = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in view["roles"]] == ["leader", "worker"]
+    assert view["gpu"] == {"requestedBySpec": 12, "requestedByPods": 12, "allocated": 8,
+                           "byResource": {"nvidia.com/gpu": {"requestedBySpec": 12, "requestedByPods": 12,
+                                                             "allocated": 8}}}
+
+
+@pytest.mark.parametrize(("argv", "code", "message"), [
+    (["describe", "JobSet/nope", "-n", "ml"], 3, "not found"),
+    (["describe", "JobSet", "-n", "ml"], 2, "NAME is required"),
+    (["get", "frobnicator"], 4, "no Karta definition covers"),
+])
+def test_exit_codes(argv: list[str], code: int, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--snapshot", FIXTURE]) == code
+    assert message in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WMAP_") and k not in ("KUBECONFIG",
+                                                                                           "KUBERNETES_SERVICE_HOST")}
+    env["HOME"] = str(tmp_path)  # no ~/.kube/config: no cluster configured
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+                             "--state-dir", str(tmp_path / "state"), "--log-format", "json", *extra],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"wmap serve exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("wmap serve did not become ready within 30 s")
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate(timeout=5)
+    return err
+
+
+def test_serve_answers_graphql_over_the_bundled_sample(tmp_path: Path) -> None:
+    proc, base = _serve(tmp_path)
+    try:
+        response = httpx.post(f"{base}/graphql", json={"query": "{ workloads { totalCount nodes { origin } } }"},
+                              timeout=10)
+        assert response.status_code == 200 and "errors" not in response.json()
+        count = response.json()["data"]["workloads"]["totalCount"]
+        if (REPO / "server" / "sample").is_dir():
+            assert count >= 1
+        assert httpx.get(f"{base}/livez", timeout=5).text == "ok"
+    finally:
+        err = _stop(proc)
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert any("bundled sample" in line["message"] for line in lines), err
+    assert proc.returncode in (0, -signal.SIGINT)  # uvicorn re-raises the signal after a clean shutdown
+
+
+def test_serve_a_user_snapshot(tmp_path: Path) -> None:
+    proc, base = _serve(tmp_path, "--snapshot", FIXTURE)
+    try:
+        response = httpx.post(f"{base}/graphql", json={"query": "{ workloads { totalCount nodes { name gpu { "
+                                                                "requestedBySpec } } } }"}, timeout=10)
+        assert response.json()["data"]["workloads"] == {"totalCount": 1, "nodes": [
+            {"name": "train", "gpu": {"requestedBySpec": 12}}]}
+    finally:
+        _stop(proc)
+
+
+def test_serve_refuses_unimplemented_auth(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--auth", "kubernetes"]) == 2
+    assert "not implemented" in capsys.readouterr().err
