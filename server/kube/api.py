@@ -101,9 +101,11 @@ class KubeApi:
         """
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout)
         response = await self._open(path, query, timeout)
+        lines = _json_lines(response)
         try:
-            yield _json_lines(response)
+            yield lines
         finally:
+            await lines.aclose()
             response.close()
 
     async def _open(self, path: str, query: dict[str, Any] | None, timeout: aiohttp.ClientTimeout) -> Any:

@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from server.gvk import GVK
+from server.kube.discovery import CRD_GVK
 from server.kube.errors import KubeApiError
 
 _uids = itertools.count(1)
@@ -243,3 +244,47 @@ async def wait_for(predicate: Any, timeout: float = 5.0, interval: float = 0.01)
             return bool(predicate())
         await asyncio.sleep(interval)
     return True
+
+
+# ---- discovery ------------------------------------------------------------------------------
+
+CORE_V1 = {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+    {"name": "pods", "namespaced": True, "kind": "Pod", "verbs": ["get", "list", "watch", "create"]},
+    {"name": "pods/status", "namespaced": True, "kind": "Pod", "verbs": ["get", "patch"]},
+    {"name": "nodes", "namespaced": False, "kind": "Node", "verbs": ["list", "watch"]},
+    {"name": "bindings", "namespaced": True, "kind": "Binding", "verbs": ["create"]},
+]}
+JOBSET_V1A2 = {"kind": "APIResourceList", "groupVersion": "jobset.x-k8s.io/v1alpha2", "resources": [
+    {"name": "jobsets", "namespaced": True, "kind": "JobSet", "verbs": ["list", "watch", "get"]}]}
+
+
+class FakeJson:
+    def __init__(self, documents: dict[str, dict]) -> None:
+        self.documents = documents
+        self.calls: list[str] = []
+        self.error: KubeApiError | None = None
+
+    async def get_json(self, path: str, query: dict | None = None) -> dict:
+        self.calls.append(path)
+        if self.error is not None:
+            raise self.error
+        if path not in self.documents:
+            raise KubeApiError(404, "NotFound", "the server could not find the requested resource")
+        return self.documents[path]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def crd(group: str = "jobset.x-k8s.io", kind: str = "JobSet", plural: str = "jobsets", version: str = "v1alpha2",
+        *, established: bool = True, served: bool = True, scope: str = "Namespaced") -> dict:
+    return {"apiVersion": CRD_GVK.api_version, "kind": CRD_GVK.kind,
+            "metadata": {"name": f"{plural}.{group}", "uid": f"crd-{plural}", "resourceVersion": "1"},
+            "spec": {"group": group, "scope": scope, "names": {"kind": kind, "plural": plural},
+                     "versions": [{"name": version, "served": served, "storage": True}]},
+            "status": {"conditions": [{"type": "Established", "status": "True" if established else "False"}]}}

@@ -11,8 +11,7 @@ from server.kube.errors import KubeApiError
 from server.kube.reader import Reader
 from server.kube.reflector import ReflectorOptions
 
-from .fakes import FakeApiServer, ScriptedListWatch, make_obj, wait_for
-from .test_discovery import CORE_V1, JOBSET_V1A2, FakeJson, crd
+from .fakes import CORE_V1, JOBSET_V1A2, FakeApiServer, FakeJson, ScriptedListWatch, crd, make_obj, wait_for
 
 POD = GVK("", "v1", "Pod")
 NODE = GVK("", "v1", "Node")
