@@ -24,7 +24,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from kubernetes_asyncio.client import ApiextensionsV1Api, CustomObjectsApi
+from kubernetes_asyncio.client import CustomObjectsApi
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from server.errors import Conflict
@@ -93,8 +93,11 @@ async def ensure_karta_crd(client: KubeClient, *, install: bool, timeout: float 
                     "(start with --install-karta-crd to install it)", CRD_NAME)
         return "missing"
     try:
-        await ApiextensionsV1Api(client.api_client).create_custom_resource_definition(
-            body=karta_crd(), _preload_content=False)
+        # a plain dict body and reply: the CRD model classes reject some valid fields
+        await client.api_client.call_api(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "POST", body=karta_crd(),
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            auth_settings=["BearerToken"], response_type="object")
     except ApiException as exc:
         if exc.status == 403:
             log.error("not allowed to create CRD %s", CRD_NAME)
@@ -144,27 +147,26 @@ class KartaStore:
         try:
             current = await self._get(key)
             if current is None:
-                await self._api.create_cluster_custom_object(GROUP, VERSION, PLURAL, body, _preload_content=False)
+                await self._api.create_cluster_custom_object(GROUP, VERSION, PLURAL, body)
                 return
             body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            await self._api.replace_cluster_custom_object(GROUP, VERSION, PLURAL, key, body, _preload_content=False)
+            await self._api.replace_cluster_custom_object(GROUP, VERSION, PLURAL, key, body)
         except ApiException as exc:
             raise _store_error(exc, f"write Karta {key}") from None
 
     async def _get(self, key: str) -> dict[str, Any] | None:
         try:
-            response = await self._api.get_cluster_custom_object(GROUP, VERSION, PLURAL, key, _preload_content=False)
+            current: dict[str, Any] = await self._api.get_cluster_custom_object(GROUP, VERSION, PLURAL, key)
         except ApiException as exc:
             if _is_object_not_found(exc):
                 return None
             raise
-        decoded: dict[str, Any] = json.loads(await response.read())
-        return decoded
+        return current
 
     async def delete(self, key: str) -> bool:
         """Delete the Karta ``key``; False when it did not exist. Raises ``StoreError``."""
         try:
-            await self._api.delete_cluster_custom_object(GROUP, VERSION, PLURAL, key, _preload_content=False)
+            await self._api.delete_cluster_custom_object(GROUP, VERSION, PLURAL, key)
         except ApiException as exc:
             if _is_object_not_found(exc):
                 return False
