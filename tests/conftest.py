@@ -1,0 +1,3 @@
+"""Suite-wide pytest configuration: only loads shared plugins."""
+
+pytest_plugins = ["tests.cluster.fixtures"]
