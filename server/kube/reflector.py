@@ -305,11 +305,11 @@ class Reflector:
         return max(delay, exc.retry_after or 0.0)
 
     def _set_state(self, state: InformerState, error: str) -> None:
-        if state != self.state or error != self.last_error:
-            if state != "synced":
-                log.warning("reflector %s%s: %s %s", self.gvk, self._where(), state, error)
-            elif self.state != "syncing":
-                log.info("reflector %s%s: synced again", self.gvk, self._where())
+        """Enter ``state``; log transitions (and new errors) once, not on every retry."""
+        if state != "synced" and (state != self.state or error != self.last_error):
+            log.warning("reflector %s%s: %s %s", self.gvk, self._where(), state, error)
+        elif state == "synced" and self.state not in ("synced", "syncing"):
+            log.info("reflector %s%s: synced again", self.gvk, self._where())
         self.state = state
         if error:
             self.last_error = error

@@ -21,7 +21,9 @@ import httpx
 import pytest
 
 from server.gvk import GVK
+from server.kube.api import KubeApi, ResourceClient
 from server.kube.cache import CacheOptions, InformerCache
+from server.kube.client import connect
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
 
@@ -381,3 +383,33 @@ async def test_stress_2000_status_updates_in_bursts(k8s_control_plane: Any, name
         report(record_property, "stress_events_applied", applied)
         assert applied == 2000, "each update observed exactly once"
         assert cache.dropped_events == 0
+
+
+async def test_initial_sync_of_1200_pods_pages_through_the_list(k8s_control_plane: Any, namespace: str,
+                                                                caches: list[InformerCache],
+                                                                record_property: Callable[[str, Any], None]) -> None:
+    cp = k8s_control_plane
+    async with cp.async_client() as c:
+        t0 = time.monotonic()
+        await make_pods(c, namespace, [f"bulk-{i:04d}" for i in range(1200)], concurrency=40)
+        report(record_property, "create_1200_pods_seconds", round(time.monotonic() - t0, 2))
+        client = await connect(str(cp.admin_kubeconfig))
+        api, pages = KubeApi(client), []
+
+        class CountingClient(ResourceClient):
+            async def list_page(self, *, limit: int, continue_token: str | None) -> dict:
+                page = await super().list_page(limit=limit, continue_token=continue_token)
+                pages.append((self.gvk, len(page["items"]), bool(page["metadata"].get("continue"))))
+                return page
+
+        cache = InformerCache(client, options=CacheOptions(namespaces=(namespace,)), close_client=True,
+                              sources=lambda info, ns: CountingClient(api, info.gvk, info.plural, ns))
+        caches.append(cache)
+        cache.watch(POD)
+        t0 = time.monotonic()
+        await cache.start()
+        assert await cache.wait_synced(60), cache.states()
+        report(record_property, "sync_seconds_1200_pods", round(time.monotonic() - t0, 3))
+        assert [p[1:] for p in pages if p[0] == POD] == [(500, True), (500, True), (200, False)]
+        assert cache.state(POD).count == 1200 and cache.state(POD).relists == 1
+        assert cache_state(cache, POD, namespace) == await server_state(c, collection(POD, "pods", namespace))
