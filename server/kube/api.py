@@ -18,7 +18,7 @@ Paths (https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-uri
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -147,7 +147,7 @@ async def _raise_for(response: Any) -> None:
     raise KubeApiError.from_body(response.status, body, retry_after=response.headers.get("Retry-After"))
 
 
-async def _json_lines(response: Any) -> AsyncIterator[JSON]:
+async def _json_lines(response: Any) -> AsyncGenerator[JSON, None]:
     """Decode newline-delimited JSON objects from a streaming response."""
     buffer = b""
     while True:
