@@ -71,7 +71,7 @@ def _established(crd: Mapping[str, Any]) -> bool:
 
 
 async def ensure_karta_crd(client: KubeClient, *, install: bool, timeout: float = 30.0) -> CrdState:
-    """Report (and with ``install`` create) the Karta CRD; never raises.
+    """Report (and with ``install`` create) the Karta CRD; API errors are reported, not raised.
 
     Returns:
         ``present`` (already served), ``installed`` (created now and Established within
@@ -97,7 +97,7 @@ async def ensure_karta_crd(client: KubeClient, *, install: bool, timeout: float 
         await client.api_client.call_api(
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "POST", body=karta_crd(),
             header_params={"Content-Type": "application/json", "Accept": "application/json"},
-            auth_settings=["BearerToken"], response_type="object")
+            auth_settings=["BearerToken"], response_types_map={201: "object", 200: "object"})
     except ApiException as exc:
         if exc.status == 403:
             log.error("not allowed to create CRD %s", CRD_NAME)

@@ -35,9 +35,10 @@ ROLES = {"leader": 1, "worker": 2}
 
 
 @contextlib.asynccontextmanager
-async def wmap_server(cp: Any, tmp: Path) -> AsyncIterator[httpx.AsyncClient]:
+async def wmap_server(cp: Any, tmp: Path, *, install_crd: bool = False) -> AsyncIterator[httpx.AsyncClient]:
     """A server over the control plane; yields a client on its base URL once /readyz is 200."""
-    settings = Settings(kube=KubeSettings(kubeconfig=str(cp.admin_kubeconfig)), state_dir=tmp)
+    settings = Settings(kube=KubeSettings(kubeconfig=str(cp.admin_kubeconfig), install_karta_crd=install_crd),
+                        state_dir=tmp)
     app = create_app(settings)
     async with serving(app, timeout=30) as host, httpx.AsyncClient(base_url=f"http://{host}", timeout=90) as client:
         await wait_until_async(lambda: _ready(client), 60)
@@ -228,3 +229,31 @@ async def test_invalid_karta_in_the_cluster_is_skipped(k8s_control_plane: Any, t
             assert (await client.get("/readyz")).status_code == 200
         finally:
             await _delete_karta(kube, "broken-one")
+
+
+CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai"
+
+
+async def test_missing_karta_crd_is_reported_and_installed_on_request(k8s_control_plane: Any,
+                                                                      tmp_path: Path) -> None:
+    """Runs last in this file: it deletes the Karta CRD and leaves the server-installed one behind."""
+    async with k8s_control_plane.async_client() as kube:
+        await kube.delete(CRD)
+
+        async def gone() -> bool:
+            return (await kube.get(CRD)).status_code == 404
+
+        await wait_until_async(gone, 60)
+        try:
+            async with wmap_server(k8s_control_plane, tmp_path / "a") as client:
+                verbose = (await client.get("/readyz?verbose")).text
+                assert "karta-crd missing" in verbose and "run.ai/v1alpha1/Karta crd_missing" in verbose
+                refused = await client.post("/api/v1/workload-types", json={"catalog": "jobset"})
+                assert refused.status_code == 503 and refused.json()["error"] == "store_unavailable"
+                assert "--install-karta-crd" in refused.json()["message"]
+        finally:
+            async with wmap_server(k8s_control_plane, tmp_path / "b", install_crd=True) as client:
+                assert "karta-crd installed" in (await client.get("/readyz?verbose")).text
+                created = await client.post("/api/v1/workload-types", json={"catalog": "jobset"})
+                assert created.status_code == 201, created.text
+                assert (await client.delete(f"/api/v1/definitions/{JOBSET_NAME}")).status_code == 200
