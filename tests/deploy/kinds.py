@@ -41,6 +41,18 @@ def catalog_gvks() -> set[GVK]:
     return set().union(*(definition_gvks(doc) for _, doc in catalog_documents()))
 
 
+def guess_plural(kind: str) -> str:
+    """The resource name Kubernetes guesses for a kind (apimachinery ``UnsafeGuessKindToResource``):
+    lower case, then ``-s`` -> ``-ses``, ``-y`` -> ``-ies``, else ``+s``. CRDs may choose another plural;
+    the cluster tests use discovery instead where the test API server serves the kind."""
+    name = kind.lower()
+    if name.endswith("s"):
+        return name + "es"
+    if name.endswith("y"):
+        return name[:-1] + "ies"
+    return name + "s"
+
+
 def watched_gvks() -> set[GVK]:
     """Everything the server watches with the built-in catalog."""
     return catalog_gvks() | {POD, KARTA}
