@@ -52,7 +52,7 @@ class ControlPlane:
     """
 
     def __init__(self, kube_apiserver: Path, etcd: Path, *, tmp_parent: Path | None = None,
-                 prefix: str = "wmap-cp-", ready_timeout: float = 60.0) -> None:
+                 prefix: str = "wmap-cp-", ready_timeout: float = 120.0) -> None:
         self.kube_apiserver_bin = Path(kube_apiserver)
         self.etcd_bin = Path(etcd)
         self.tmpdir = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_parent))
