@@ -1,0 +1,490 @@
+"""Figures against a real kube-apiserver + etcd (``tests/cluster``), all on 127.0.0.1.
+
+1. **Load**: a synthetic cluster is created through the API (admin client certificate,
+   ``concurrency`` coroutines over a few HTTP/1.1 connections): namespaces, then each
+   workload's objects parents first, ownerReferences and uid-valued labels rewritten to
+   the uids the API server assigned; then each pod's status with a PATCH of the status
+   subresource (a create ignores status). Non-pod objects keep the API server's initial
+   status (their status is not needed for these figures). Jobs lose their generated
+   selector and controller labels (the API server generates them). Loading is bounded in
+   time: after a calibration phase the rate is projected and the cluster scaled down when
+   the budget would be exceeded (reported).
+2. **Initial sync**: a fresh ``InformerCache`` watching pods only (CRDs not watched), from
+   ``start()`` until ``is_synced()``, next to the floor: the same collection listed raw with
+   ``limit=500`` pages over HTTPS with the admin certificate and ``json.loads`` of each page
+   (what ``kubectl get pods -A -o json`` does before printing; kubectl is not installed).
+   Runs alternate, ``repeats`` each.
+3. **Update to phase**: the app (``create_app`` with the admin kubeconfig: an
+   ``InformerCache`` over every definition kind) runs in this process; a separate process
+   PATCHes pod statuses (Pending -> Running, then Running -> Succeeded, each pod once) at a
+   fixed rate over 4 connections. Each update's delay is the time from just before its
+   PATCH is sent to the GraphQL ``workload { pods { name phase } }`` response (issued as
+   soon as the change reached the cache) that shows the new phase. Both processes read
+   ``CLOCK_MONOTONIC``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.generator import Cluster, GeneratedWorkload, Obj, generate
+from benchmarks.stats import summarize
+
+POD_PLURALS: dict[tuple[str, str], str] = {
+    ("", "Pod"): "pods", ("batch", "Job"): "jobs", ("batch", "CronJob"): "cronjobs",
+    ("apps", "Deployment"): "deployments", ("apps", "ReplicaSet"): "replicasets",
+    ("apps", "StatefulSet"): "statefulsets",
+}
+EXTRA_CRDS = (("serving.knative.dev", "v1", "Configuration", "configurations"),
+              ("nvidia.com", "v1alpha1", "DynamoComponentDeployment", "dynamocomponentdeployments"))
+SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
+JOB_GENERATED = ("batch.kubernetes.io/controller-uid", "controller-uid", "batch.kubernetes.io/job-name", "job-name")
+
+
+class ClusterUnavailable(RuntimeError):
+    """No kube-apiserver/etcd binaries, or the control plane did not start."""
+
+
+def _plurals() -> dict[tuple[str, str], str]:
+    from tests.cluster.crds import OWN_CRDS
+
+    out = dict(POD_PLURALS)
+    out.update({(c.group, c.kind): c.plural for c in OWN_CRDS})
+    out.update({(g, k): p for g, _, k, p in EXTRA_CRDS})
+    return out
+
+
+def _path(obj: Obj, plurals: dict[tuple[str, str], str]) -> str:
+    group, _, version = obj["apiVersion"].rpartition("/")
+    plural = plurals[(group, obj["kind"])]
+    base = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    return f"{base}/namespaces/{obj['metadata']['namespace']}/{plural}"
+
+
+def _sanitize(obj: Obj, uids: dict[str, str]) -> Obj:
+    """A create body: server-set fields dropped, status dropped, uids rewritten."""
+    meta = {k: v for k, v in obj["metadata"].items() if k not in SERVER_FIELDS}
+    if "ownerReferences" in meta:
+        meta["ownerReferences"] = [{**r, "uid": uids.get(r["uid"], r["uid"])} for r in meta["ownerReferences"]]
+    for key in ("labels", "annotations"):
+        if key in meta:
+            meta[key] = {k: uids.get(v, v) for k, v in meta[key].items()}
+    body = {k: v for k, v in obj.items() if k != "status"}
+    body["metadata"] = meta
+    if obj["kind"] == "Job" and obj["apiVersion"] == "batch/v1":
+        spec = dict(body["spec"])
+        spec.pop("selector", None)
+        tpl = dict(spec["template"])
+        tmeta = dict(tpl.get("metadata") or {})
+        tmeta["labels"] = {k: v for k, v in (tmeta.get("labels") or {}).items() if k not in JOB_GENERATED}
+        tpl["metadata"] = tmeta
+        spec["template"] = tpl
+        body["spec"] = spec
+    return body
+
+
+@dataclass(slots=True)
+class LoadedPod:
+    """A pod created in the API server and the workload it belongs to."""
+
+    namespace: str
+    name: str
+    uid: str
+    phase: str
+    workload: tuple[str | None, str, str, str]
+
+
+@dataclass(slots=True)
+class LoadResult:
+    workloads: int = 0
+    objects: int = 0
+    pods: list[LoadedPod] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    requests: int = 0
+    scaled_down: str = ""
+    target_pods: int = 0
+
+
+class ControlPlaneHandle:
+    """Start/stop the test control plane (``tests.cluster.controlplane.ControlPlane``)."""
+
+    def __init__(self) -> None:
+        from tests.cluster.binaries import find_binaries, missing_message
+
+        bins = find_binaries()
+        if bins is None:
+            raise ClusterUnavailable(missing_message())
+        from tests.cluster.controlplane import ControlPlane
+
+        self.binaries = bins
+        self.cp = ControlPlane(bins.kube_apiserver, bins.etcd, prefix="wmap-bench-cp-")
+
+    def start(self) -> dict[str, Any]:
+        from tests.cluster.crds import CrdSpec, minimal_crd
+
+        t0 = time.monotonic()
+        self.cp.start()
+        self.cp.install_own_crds()
+        self.cp.create_crds([minimal_crd(CrdSpec(g, v, k, p)) for g, v, k, p in EXTRA_CRDS], source="bench")
+        return {"binaries": self.binaries.source, "start_s": round(time.monotonic() - t0, 1)}
+
+    def stop(self) -> None:
+        self.cp.stop()
+
+
+async def load(cp: Any, cluster: Cluster, *, target_pods: int, budget_s: float, concurrency: int = 24,
+               connections: int = 8, with_status: bool = True) -> LoadResult:
+    """Create workloads of ``cluster`` (in order) until ``target_pods`` pods exist (see module doc)."""
+    plurals = _plurals()
+    result = LoadResult(target_pods=target_pods)
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(base_url=cp.server, verify=cp.ssl_context("admin"), limits=limits,
+                                 timeout=60.0, trust_env=False) as client:
+        for ns in cluster.namespaces:
+            r = await client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                              "metadata": {"name": ns}})
+            if r.status_code not in (201, 409):
+                raise ClusterUnavailable(f"namespace {ns}: HTTP {r.status_code} {r.text[:300]}")
+        queue: asyncio.Queue[GeneratedWorkload | None] = asyncio.Queue(maxsize=concurrency * 2)
+        cap = {"pods": target_pods, "planned": 0}
+        start = time.monotonic()
+        deadline = start + budget_s
+
+        async def producer() -> None:
+            for wl in cluster.workloads():
+                if cap["planned"] >= cap["pods"] or time.monotonic() > deadline:
+                    break
+                cap["planned"] += len(wl.pods)
+                await queue.put(wl)
+            for _ in range(concurrency):
+                await queue.put(None)
+
+        async def create(obj: Obj, uids: dict[str, str]) -> dict[str, Any] | None:
+            body = json.dumps(_sanitize(obj, uids), separators=(",", ":"))
+            for attempt in range(5):
+                r = await client.post(_path(obj, plurals), content=body,
+                                      headers={"Content-Type": "application/json"})
+                result.requests += 1
+                if r.status_code == 201:
+                    return r.json()  # type: ignore[no-any-return]
+                if r.status_code in (429, 500, 503, 504) and attempt < 4:
+                    await asyncio.sleep(0.2 * (attempt + 1))
+                    continue
+                if len(result.errors) < 20:
+                    result.errors.append(f"{obj['kind']} {obj['metadata']['namespace']}/"
+                                         f"{obj['metadata']['name']}: HTTP {r.status_code} {r.text[:300]}")
+                return None
+            return None
+
+        async def patch_status(obj: Obj, path: str) -> None:
+            status = {k: v for k, v in obj["status"].items() if k != "qosClass"}  # immutable, set on create
+            body = json.dumps({"status": status}, separators=(",", ":"))
+            for attempt in range(5):
+                r = await client.patch(f"{path}/{obj['metadata']['name']}/status", content=body,
+                                       headers={"Content-Type": "application/merge-patch+json"})
+                result.requests += 1
+                if r.status_code == 200:
+                    return
+                if r.status_code in (429, 500, 503, 504, 409) and attempt < 4:
+                    await asyncio.sleep(0.2 * (attempt + 1))
+                    continue
+                if len(result.errors) < 20:
+                    result.errors.append(f"status of pod {obj['metadata']['name']}: HTTP {r.status_code} "
+                                         f"{r.text[:300]}")
+                return
+
+        async def worker() -> None:
+            while True:
+                wl = await queue.get()
+                if wl is None:
+                    return
+                uids: dict[str, str] = {}
+                identity = wl.identity
+                ok = True
+                for obj in wl.objects:
+                    owners = obj["metadata"].get("ownerReferences") or []
+                    if any(r["uid"] not in uids for r in owners):
+                        continue  # its owner failed
+                    created = await create(obj, uids)
+                    if created is None:
+                        ok = False
+                        continue
+                    uids[obj["metadata"]["uid"]] = created["metadata"]["uid"]
+                    result.objects += 1
+                    if obj["kind"] == "Pod" and obj["apiVersion"] == "v1":
+                        if with_status:
+                            await patch_status(obj, _path(obj, plurals))
+                        result.pods.append(LoadedPod(obj["metadata"]["namespace"], obj["metadata"]["name"],
+                                                     created["metadata"]["uid"], obj["status"].get("phase", ""),
+                                                     identity))
+                result.workloads += ok
+
+        async def monitor() -> None:
+            """Project the load time after calibration; scale down when over budget."""
+            await asyncio.sleep(min(10.0, budget_s / 10))
+            elapsed = time.monotonic() - start
+            done = len(result.pods)
+            if done < 50:
+                return
+            projected = elapsed * target_pods / done
+            if projected > budget_s:
+                feasible = int(done * budget_s / elapsed)
+                result.scaled_down = (f"projected {projected:.0f} s for {target_pods} pods at "
+                                      f"{done / elapsed:.0f} pods/s exceeds the {budget_s:.0f} s load budget: "
+                                      f"scaled down to about {feasible} pods")
+                result.target_pods = feasible
+                cap["pods"] = feasible
+
+        workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+        mon = asyncio.create_task(monitor())
+        await producer()
+        await asyncio.gather(*workers)
+        mon.cancel()
+        await asyncio.gather(mon, return_exceptions=True)
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def list_floor(cp: Any, *, page: int = 500) -> tuple[float, int, int]:
+    """Seconds to list every pod raw (``limit`` pages, ``json.loads`` each); pods and bytes."""
+    with httpx.Client(base_url=cp.server, verify=cp.ssl_context("admin"), timeout=120.0, trust_env=False) as c:
+        t0 = time.perf_counter()
+        items = 0
+        size = 0
+        token = None
+        while True:
+            params: dict[str, Any] = {"limit": page}
+            if token:
+                params["continue"] = token
+            r = c.get("/api/v1/pods", params=params, headers={"Accept": "application/json"})
+            r.raise_for_status()
+            size += len(r.content)
+            body = json.loads(r.content)
+            items += len(body.get("items") or [])
+            token = (body.get("metadata") or {}).get("continue")
+            if not token:
+                break
+        return time.perf_counter() - t0, items, size
+
+
+async def informer_sync(kubeconfig: Path, *, timeout: float = 300.0) -> tuple[float, int, int]:
+    """Seconds from ``InformerCache.start()`` to synced, watching pods only; pods cached, RSS delta."""
+    from benchmarks.machine import rss_bytes
+    from server.gvk import GVK
+    from server.kube.cache import CacheOptions, InformerCache
+    from server.kube.client import connect
+
+    client = await connect(str(kubeconfig))
+    cache = InformerCache(client, options=CacheOptions(watch_crds=False), close_client=True)
+    pod = GVK("", "v1", "Pod")
+    cache.watch(pod)
+    rss0 = rss_bytes()
+    t0 = time.perf_counter()
+    await cache.start()
+    synced = await cache.wait_synced(timeout)
+    dt = time.perf_counter() - t0
+    rss1 = rss_bytes()
+    count = cache.count(pod)
+    await cache.stop()
+    if not synced:
+        raise ClusterUnavailable(f"the informer did not sync within {timeout} s")
+    return dt, count, rss1 - rss0
+
+
+# --------------------------------------------------------------------------------------------
+# update -> phase visible through GraphQL
+
+
+ONE_PODS = """query One($ns: String, $group: String!, $kind: String!, $name: String!) {
+  workload(namespace: $ns, group: $group, kind: $kind, name: $name) { name pods { name phase } }
+}"""
+
+
+def _plan_updates(pods: list[LoadedPod], count: int) -> list[tuple[LoadedPod, str]]:
+    """Each pod at most once: Pending -> Running first, then Running -> Succeeded."""
+    pending = [p for p in pods if p.phase == "Pending"]
+    running = [p for p in pods if p.phase == "Running"]
+    plan = [(p, "Running") for p in pending] + [(p, "Succeeded") for p in running]
+    # interleave workloads: spread consecutive updates over different workloads
+    plan.sort(key=lambda pr: zlib.crc32(f"{pr[0].namespace}/{pr[0].name}".encode()))
+    return plan[:count]
+
+
+async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: float, settle_s: float = 15.0,
+                          ready_timeout: float = 300.0) -> dict[str, Any]:
+    """See module docstring, point 3."""
+    from server.app import create_app
+    from server.config import KubeSettings, Settings
+
+    plan = _plan_updates(loaded.pods, count)
+    if not plan:
+        return {"skipped": "no pod in Pending or Running phase to update"}
+    with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
+        settings = Settings(state_dir=Path(state), kube=KubeSettings(kubeconfig=str(cp.admin_kubeconfig)))
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            runtime = app.state.runtime
+            t0 = time.monotonic()
+            while not runtime.is_ready():
+                if time.monotonic() - t0 > ready_timeout:
+                    return {"skipped": f"the app's cache did not sync within {ready_timeout} s"}
+                await asyncio.sleep(0.1)
+            ready_s = time.monotonic() - t0
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
+                                         timeout=60) as client:
+                async def query(identity: tuple[str | None, str, str, str]) -> dict[str, str]:
+                    ns, group, kind, name = identity
+                    r = await client.post("/graphql", json={"query": ONE_PODS, "variables": {
+                        "ns": ns, "group": group, "kind": kind, "name": name}})
+                    body = r.json()
+                    wl = (body.get("data") or {}).get("workload")
+                    return {p["name"]: p["phase"] for p in (wl or {}).get("pods", [])}
+
+                for identity in {p.workload for p, _ in plan}:  # warm every view involved
+                    await query(identity)
+                by_uid = {p.uid: (i, p, phase) for i, (p, phase) in enumerate(plan)}
+                patcher_error = ""
+                seen_event: dict[int, float] = {}
+                visible: dict[int, float] = {}
+                queue = runtime.reader.subscribe()
+                pending_tasks: set[asyncio.Task[None]] = set()
+
+                async def confirm(i: int, pod: LoadedPod, phase: str) -> None:
+                    for _ in range(200):
+                        phases = await query(pod.workload)
+                        if phases.get(pod.name) == phase:
+                            visible[i] = time.monotonic()
+                            return
+                        await asyncio.sleep(0.005)
+
+                async def consume() -> None:
+                    while True:
+                        event = await queue.get()
+                        obj = event.obj
+                        uid = (obj.get("metadata") or {}).get("uid")
+                        hit = by_uid.get(uid) if obj.get("kind") == "Pod" else None
+                        if hit is None:
+                            continue
+                        i, pod, phase = hit
+                        if (obj.get("status") or {}).get("phase") == phase and i not in seen_event:
+                            seen_event[i] = time.monotonic()
+                            task = asyncio.create_task(confirm(i, pod, phase))
+                            pending_tasks.add(task)
+                            task.add_done_callback(pending_tasks.discard)
+
+                consumer = asyncio.create_task(consume())
+                pki = cp.pki.clients["admin"]
+                start_at = time.monotonic() + 2.0
+                request = {"server": cp.server, "ca": str(cp.ca_file), "cert": str(pki.cert), "key": str(pki.key),
+                           "updates": [(p.namespace, p.name, ph) for p, ph in plan], "rate": rate,
+                           "start_at": start_at, "threads": 4}
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "benchmarks.patcher", stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                    cwd=str(Path(__file__).resolve().parent.parent))
+                bound = 2.0 + len(plan) / rate + 60
+                try:
+                    stdout, stderr = await asyncio.wait_for(proc.communicate(json.dumps(request).encode()), bound)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
+                    stdout, stderr = b"[]", b"patcher timed out"
+                sends: list[tuple[int, float, float, int]] = [tuple(x) for x in json.loads(stdout or b"[]")]
+                if not sends:
+                    patcher_error = stderr.decode(errors="replace")[-2000:]
+                settle_deadline = time.monotonic() + settle_s
+                while len(visible) < len(plan) and time.monotonic() < settle_deadline:
+                    await asyncio.sleep(0.05)
+                consumer.cancel()
+                for task in list(pending_tasks):
+                    task.cancel()
+                await asyncio.gather(consumer, *pending_tasks, return_exceptions=True)
+                runtime.reader.unsubscribe(queue)
+    if not sends:
+        return {"skipped": f"the patcher process sent nothing: {patcher_error}"}
+    send_at = {i: t for i, t, _, status in sends if status == 200}
+    failed = sum(1 for _, _, _, status in sends if status != 200)
+    delays = [(visible[i] - send_at[i]) * 1000 for i in send_at if i in visible]
+    to_cache = [(seen_event[i] - send_at[i]) * 1000 for i in send_at if i in seen_event]
+    gql = [(visible[i] - seen_event[i]) * 1000 for i in visible if i in seen_event]
+    patch_ms = [(t1 - t0) * 1000 for _, t0, t1, status in sends if status == 200]
+    duration = (max(t for _, t, _, _ in sends) - min(t for _, t, _, _ in sends)) if sends else 0.0
+    return {
+        "updates_planned": len(plan), "updates_sent": len(sends), "patch_failures": failed,
+        "achieved_rate_per_s": round((len(sends) - 1) / duration, 1) if duration else None,
+        "target_rate_per_s": rate, "visible": len(delays), "not_visible": len(send_at) - len(delays),
+        "app_cache_ready_s": round(ready_s, 2),
+        "update_to_graphql_ms": summarize(delays, "ms").to_dict(),
+        "update_to_cache_event_ms": summarize(to_cache, "ms").to_dict(),
+        "cache_event_to_graphql_ms": summarize(gql, "ms").to_dict(),
+        "patch_round_trip_ms": summarize(patch_ms, "ms").to_dict(),
+    }
+
+
+def cluster_for(target_pods: int, seed: int) -> Cluster:
+    """A synthetic cluster with at least ``target_pods`` pods (about 10 per workload)."""
+    return generate(max(10, int(target_pods / 8)), seed=seed)
+
+
+def run(*, target_pods: int, load_budget_s: float, repeats: int, updates: int, update_rate: float,
+        seed: int = 5, log: Any = print) -> dict[str, Any]:
+    """Every cluster figure; raises ``ClusterUnavailable`` when the control plane is missing."""
+    handle = ControlPlaneHandle()
+    out: dict[str, Any] = {}
+    try:
+        log("  starting kube-apiserver + etcd (tests/cluster) ...")
+        out["control_plane"] = handle.start()
+        cp = handle.cp
+        cluster = cluster_for(target_pods, seed)
+        log(f"  loading about {target_pods} pods (budget {load_budget_s:.0f} s) ...")
+        loaded = asyncio.run(load(cp, cluster, target_pods=target_pods, budget_s=load_budget_s))
+        out["load"] = {"workloads": loaded.workloads, "objects": loaded.objects, "pods": len(loaded.pods),
+                       "target_pods": target_pods, "seconds": round(loaded.seconds, 1),
+                       "requests": loaded.requests,
+                       "requests_per_s": round(loaded.requests / loaded.seconds, 1) if loaded.seconds else None,
+                       "scaled_down": loaded.scaled_down or None, "errors": loaded.errors[:5],
+                       "error_count": len(loaded.errors),
+                       "note": "pods created then their status PATCHed; other objects keep the API server's "
+                               "initial status"}
+        log(f"  loaded {len(loaded.pods)} pods, {loaded.objects} objects in {loaded.seconds:.0f} s"
+            + (f" ({loaded.scaled_down})" if loaded.scaled_down else ""))
+        floors: list[float] = []
+        syncs: list[float] = []
+        listed = cached = size = 0
+        rss_delta = 0
+        for _ in range(repeats):
+            dt, listed, size = list_floor(cp)
+            floors.append(dt)
+            dt, cached, rss_delta = asyncio.run(informer_sync(cp.admin_kubeconfig))
+            syncs.append(dt)
+        f_med = summarize(floors, "s")
+        s_med = summarize(syncs, "s")
+        out["initial_sync"] = {
+            "pods_listed": listed, "pods_cached": cached, "list_bytes": size,
+            "list_floor_s": f_med.to_dict(), "informer_sync_s": s_med.to_dict(),
+            "ratio_median": round(s_med.median / f_med.median, 2) if f_med.median else None,
+            "ratio_p99": round(s_med.p99 / f_med.p99, 2) if f_med.p99 else None,
+            "informer_rss_delta_bytes": rss_delta,
+            "floor_note": "kubectl is not installed: the floor is a raw paginated list (limit=500) over HTTPS "
+                          "with the admin client certificate, json.loads of every page (httpx, one connection)",
+        }
+        log(f"  initial sync: informer {s_med.median:.2f} s vs list floor {f_med.median:.2f} s "
+            f"({listed} pods)")
+        log(f"  updating {updates} pod statuses at {update_rate:.0f}/s ...")
+        out["update_to_phase"] = asyncio.run(update_to_phase(cp, loaded, count=updates, rate=update_rate))
+        out["apiserver_rss_bytes"] = cp.rss()
+    finally:
+        handle.stop()
+    return out
+

@@ -1,0 +1,117 @@
+"""Resident bytes per cached pod, per workload and per memoized view, measured with tracemalloc.
+
+Objects reach the store the way the informer delivers them: a page of up to 500 objects is
+serialized to JSON and decoded with ``json.loads`` (so strings and dicts are fresh, with
+dict keys shared only within a page, as when decoding a real list page), then each item is
+``SnapshotReader.add``-ed (trimmed and indexed by the same ``Store`` the informers use)
+and the raw page is dropped. tracemalloc's traced memory is read:
+
+1. after every non-pod object (roots, Jobs, ReplicaSets, ...): bytes per workload (objects);
+2. after every pod: bytes per cached pod (trimmed pod, indexes, owner-graph versions);
+3. after ``WorkloadService.workloads()`` filled the memo: bytes per memoized view.
+
+The RSS cross-check (``rss_delta``) is the process RSS growth across the same load.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from collections.abc import Iterator
+from typing import Any
+
+from server.definitions.registry import DefinitionRegistry
+from server.kube.snapshot import SnapshotReader
+from server.service import WorkloadService
+
+from benchmarks.generator import Cluster, Obj
+from benchmarks.machine import rss_bytes
+
+PAGE = 500
+
+
+def _pages(objects: Iterator[Obj]) -> Iterator[list[Obj]]:
+    page: list[Obj] = []
+    for obj in objects:
+        page.append(obj)
+        if len(page) == PAGE:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+def _load(reader: SnapshotReader, objects: Iterator[Obj]) -> int:
+    count = 0
+    for page in _pages(objects):
+        decoded = json.loads(json.dumps({"items": page}))["items"]
+        del page
+        for item in decoded:
+            reader.add(item)
+            count += 1
+        del decoded
+    return count
+
+
+def _is_pod(obj: Obj) -> bool:
+    return obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1"
+
+
+def measure(cluster: Cluster, registry: DefinitionRegistry) -> dict[str, Any]:
+    """The three per-item figures for ``cluster`` (see module docstring)."""
+    gc.collect()
+    rss0 = rss_bytes()
+    tracemalloc.start()
+    try:
+        reader = SnapshotReader()
+        gc.collect()
+        base = tracemalloc.get_traced_memory()[0]
+        objects = _load(reader, (o for wl in cluster.workloads() for o in wl.objects if not _is_pod(o)))
+        gc.collect()
+        after_objects = tracemalloc.get_traced_memory()[0]
+        pods = _load(reader, (o for wl in cluster.workloads() for o in wl.objects if _is_pod(o)))
+        gc.collect()
+        after_pods = tracemalloc.get_traced_memory()[0]
+        rss1 = rss_bytes()
+        service = WorkloadService(registry, reader)
+        views = service.workloads()
+        gc.collect()
+        after_views = tracemalloc.get_traced_memory()[0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    workloads = len(cluster)
+    pod_bytes = after_pods - after_objects
+    obj_bytes = after_objects - base
+    view_bytes = after_views - after_pods
+    return {
+        "method": "tracemalloc traced-memory deltas while streaming JSON-decoded pages into a SnapshotReader",
+        "workloads": workloads, "pods": pods, "other_objects": objects, "views": len(views),
+        "bytes_per_pod": round(pod_bytes / pods) if pods else None,
+        "bytes_per_workload_objects": round(obj_bytes / workloads) if workloads else None,
+        "bytes_per_workload_total": round((obj_bytes + pod_bytes) / workloads) if workloads else None,
+        "bytes_per_memoized_view": round(view_bytes / max(1, len(views))),
+        "bytes_per_memoized_view_per_pod": round(view_bytes / pods) if pods else None,
+        "store_total_bytes": obj_bytes + pod_bytes, "memo_total_bytes": view_bytes, "traced_peak_bytes": peak,
+        "rss_delta_store_bytes": rss1 - rss0,
+        "rss_note": "RSS growth across the store load under tracemalloc (includes allocator slack and "
+                    "tracemalloc's own bookkeeping; an upper bound)",
+    }
+
+
+def rss_load(cluster: Cluster) -> tuple[SnapshotReader, dict[str, Any]]:
+    """Build the reader for ``cluster`` (no tracemalloc) and report RSS growth per pod."""
+    gc.collect()
+    rss0 = rss_bytes()
+    reader = SnapshotReader()
+    pods = objects = 0
+    for page in _pages(cluster.iter_objects()):
+        for item in json.loads(json.dumps({"items": page}))["items"]:
+            reader.add(item)
+            objects += 1
+            pods += _is_pod(item)
+    gc.collect()
+    rss1 = rss_bytes()
+    return reader, {"pods": pods, "objects": objects, "rss_delta_bytes": rss1 - rss0,
+                    "rss_bytes_per_pod_all_objects_included": round((rss1 - rss0) / pods) if pods else None}

@@ -1,0 +1,172 @@
+"""Warm query latency through the ASGI app in process (httpx.AsyncClient + ASGITransport).
+
+The app is ``create_app(settings, reader=<SnapshotReader of the synthetic cluster>)`` with its
+lifespan running. One ``gpuSummary`` first fills the per-workload memo (reported as the
+cold first query); then every figure is warm (views memoized, jq does not run):
+
+* ``one_workload``: GraphQL ``workload(namespace, group, kind, name)`` of a random workload
+  with roles, replicas, GPU figures and pods;
+* ``page_of_100``: GraphQL ``workloads(first: 100, after: cursor)`` walking the pages in
+  order, with roles, instances and GPU figures of every workload;
+* ``gpu_summary``: GraphQL ``gpuSummary(groupBy: NAMESPACE)`` over all workloads.
+
+Each loop is bounded in count and time (at least ``min_count`` samples).
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from server.app import create_app
+from server.config import Settings
+
+from benchmarks.generator import Cluster
+from benchmarks.stats import arepeat, summarize
+
+ONE = """query One($ns: String, $group: String!, $kind: String!, $name: String!) {
+  workload(namespace: $ns, group: $group, kind: $kind, name: $name) {
+    name namespace kind phase
+    replicas { desired current ready }
+    gpu { requestedBySpec requestedByPods allocated }
+    roles { name replicas { desired current ready } gpu { requestedBySpec requestedByPods allocated } }
+    pods { name phase node ready }
+  }
+}"""
+
+PAGE = """query Page($after: String) {
+  workloads(first: 100, after: $after) {
+    totalCount
+    pageInfo { endCursor hasNextPage }
+    nodes {
+      name namespace kind phase
+      replicas { desired current ready }
+      gpu { requestedBySpec requestedByPods allocated }
+      roles {
+        name
+        replicas { desired current ready }
+        instances { id replicas { desired current ready } }
+        gpu { requestedBySpec requestedByPods allocated }
+      }
+    }
+  }
+}"""
+
+GPU_SUMMARY = """query Summary {
+  gpuSummary(groupBy: NAMESPACE) { key workloads gpu { requestedBySpec requestedByPods allocated } }
+}"""
+
+
+class QueryError(RuntimeError):
+    """A benchmark query did not return data."""
+
+
+async def _gql(client: httpx.AsyncClient, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = await client.post("/graphql", json={"query": query, "variables": variables or {}})
+    if response.status_code != 200:
+        raise QueryError(f"HTTP {response.status_code}: {response.text[:500]}")
+    body: dict[str, Any] = response.json()
+    if body.get("errors"):
+        raise QueryError(f"GraphQL errors: {body['errors'][:2]}")
+    return body["data"]
+
+
+async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: float, min_count: int = 3,
+              seed: int = 11) -> dict[str, Any]:
+    """Every warm-latency figure for one cluster (see module docstring)."""
+    rng = random.Random(seed)
+    ids = cluster.identities()
+    with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
+        app = create_app(Settings(state_dir=Path(state)), reader=reader)
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=600) as client:
+                service = app.state.runtime.service
+                t0 = time.perf_counter()
+                views = service.workloads()  # cold: fills the per-workload memo
+                cold = time.perf_counter() - t0
+                cold_pods = sum(len(v.all_pods()) for v in views)
+                t0 = time.perf_counter()
+                data = await _gql(client, GPU_SUMMARY)
+                first = time.perf_counter() - t0
+                buckets = data["gpuSummary"]
+                workloads_seen = sum(b["workloads"] for b in buckets)
+
+                async def one(_: int) -> None:
+                    ns, group, kind, name = ids[rng.randrange(len(ids))]
+                    got = await _gql(client, ONE, {"ns": ns, "group": group, "kind": kind, "name": name})
+                    if got["workload"] is None:
+                        raise QueryError(f"workload {kind} {ns}/{name} not found")
+
+                cursor: dict[str, str | None] = {"after": None}
+
+                async def page(_: int) -> None:
+                    got = (await _gql(client, PAGE, {"after": cursor["after"]}))["workloads"]
+                    info = got["pageInfo"]
+                    cursor["after"] = info["endCursor"] if info["hasNextPage"] else None
+
+                async def summary(_: int) -> None:
+                    await _gql(client, GPU_SUMMARY)
+
+                resolutions_before = service.resolutions
+                one_s = await arepeat(one, max_count=max_count, max_seconds=max_seconds, min_count=min_count)
+                page_s = await arepeat(page, max_count=max(min_count, max_count // 2), max_seconds=max_seconds,
+                                       min_count=min_count)
+                sum_s = await arepeat(summary, max_count=max(min_count, max_count // 4), max_seconds=max_seconds,
+                                      min_count=min_count)
+                warm_resolutions = service.resolutions - resolutions_before
+    return {
+        "workloads_listed": workloads_seen,
+        "cold_service_pass": {"workloads": len(views), "pods": cold_pods, "seconds": round(cold, 3),
+                              "workloads_per_s": round(len(views) / cold, 1) if cold else None,
+                              "pods_per_s": round(cold_pods / cold, 1) if cold else None,
+                              "what": "WorkloadService.workloads() on an empty memo: list, top-level check, "
+                                      "descendants, resolve"},
+        "first_gpu_summary_ms": round(first * 1000, 1),
+        "one_workload_ms": summarize([s * 1000 for s in one_s], "ms").to_dict(),
+        "page_of_100_ms": summarize([s * 1000 for s in page_s], "ms").to_dict(),
+        "gpu_summary_ms": summarize([s * 1000 for s in sum_s], "ms").to_dict(),
+        "resolutions_during_warm_queries": warm_resolutions,
+    }
+
+
+async def profile_queries(cluster: Cluster, reader: Any, *, count: int = 3) -> dict[str, Any]:
+    """cProfile of warm ``page_of_100`` and ``gpu_summary`` requests (hottest functions)."""
+    import cProfile
+    import pstats
+
+    from benchmarks.resolution import _short
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
+        app = create_app(Settings(state_dir=Path(state)), reader=reader)
+        async with app.router.lifespan_context(app):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
+                                         timeout=600) as client:
+                await _gql(client, GPU_SUMMARY)  # fill the memo
+                for name, query in (("page_of_100", PAGE), ("gpu_summary", GPU_SUMMARY)):
+                    profile = cProfile.Profile()
+                    profile.enable()
+                    for _ in range(count):
+                        await _gql(client, query, {"after": None} if query is PAGE else None)
+                    profile.disable()
+                    stats = pstats.Stats(profile)
+                    total = stats.total_tt or 1.0  # type: ignore[attr-defined]
+                    items = stats.stats.items()  # type: ignore[attr-defined]
+                    own = sorted(items, key=lambda kv: -kv[1][2])[:12]
+                    cum = sorted(items, key=lambda kv: -kv[1][3])
+                    out[name] = {
+                        "requests": count, "total_s": round(total, 3),
+                        "by_own_time": [{"function": f"{_short(f)}:{ln}({fn})", "calls": v[1],
+                                         "own_pct": round(100 * v[2] / total, 1)} for (f, ln, fn), v in own],
+                        "by_cumulative_time": [{"function": f"{_short(f)}:{ln}({fn})", "calls": v[1],
+                                                "cum_pct": round(100 * v[3] / total, 1)}
+                                               for (f, ln, fn), v in cum
+                                               if "/server/" in f or "/schema/" in f][:12],
+                    }
+    return out
