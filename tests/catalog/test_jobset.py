@@ -1,0 +1,56 @@
+"""JobSet (jobset.x-k8s.io/v1alpha2): expected views of the fixture states, worked out by hand.
+
+Rules used (JobSet v0.12 CRD docs + Kubernetes Job docs): pods of a replicated job =
+replicas (default 1) x min(parallelism, completions) (parallelism defaults to 1); one role per
+replicated job, named as in the spec. The fixtures run leader (replicas 1) + worker (replicas
+2), 1 pod per Job, 4 GPUs per pod: 1x1 + 2x1 = 3 pods, 3 x 4 = 12 GPUs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.catalog.support import Case, assert_case, resolve_fixture
+
+SLUG = "jobset-x-k8s-io-jobset-v1alpha2"
+RJ = {"replicatedjob": ["leader", "worker"]}
+
+CASES = [
+    # Jobs created, no replicated job has ready pods -> Initializing only (the exclusive rule).
+    # Pods: 3 live (2 ContainerCreating on nodes, 1 Unschedulable): requestedByPods 3 x 4 = 12,
+    # allocated = 2 scheduled x 4 = 8.
+    Case("initializing", "Initializing", ("Initializing",), {"leader": (1, 1, 0), "worker": (2, 2, 0)}, RJ,
+         (3, 3, 0), (12, 12, 8)),
+    # The seed scenario: leader 1 + worker 2, parallelism 1, 4 GPUs per pod -> 12 GPUs; the Jobs
+    # report ready pods -> Running.
+    Case("running", "Running", ("Running",), {"leader": (1, 1, 1), "worker": (2, 2, 2)}, RJ, (3, 3, 3),
+         (12, 12, 12)),
+    # Same with parallelism/completions omitted: the Job API defaults parallelism to 1 ->
+    # still (1 + 2) x 1 pods x 4 GPUs = 12.
+    Case("running-no-parallelism", "Running", ("Running",), {"leader": (1, 1, 1), "worker": (2, 2, 2)}, RJ,
+         (3, 3, 3), (12, 12, 12)),
+    # Completed=True; the 3 pods Succeeded are terminated: current 0, no pod or allocated GPUs;
+    # the spec still asks for 12.
+    Case("completed", "Completed", ("Completed",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0),
+         (12, 0, 0)),
+    # Failed=True; the leader pod Failed (terminated), the worker Jobs were deleted.
+    Case("failed", "Failed", ("Failed",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0), (12, 0, 0)),
+    # spec.suspend true + Suspended=True -> Suspended; no pods.
+    Case("suspended", "Suspended", ("Suspended",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0),
+         (12, 0, 0)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.state)
+def test_view(case: Case) -> None:
+    assert_case(SLUG, case)
+
+
+def test_seed_scenario_roles_and_gang() -> None:
+    view = resolve_fixture(SLUG, "running")
+    assert [r.name for r in view.roles()] == ["leader", "worker"]
+    assert view.to_dict()["gpu"]["requestedBySpec"] == 12
+    # podGroup "jobset", one subgroup: the replicatedjob subtree = 1 + 2 pods.
+    (gang,) = view.gangs
+    assert (gang.name, gang.form, gang.min_member, gang.sub_groups) == ("jobset", "podGroup", 3, [("replicatedjob", 3)])
+    assert len(gang.pods) == 3

@@ -1,0 +1,40 @@
+"""InferenceService (serving.kserve.io/v1beta1): expected views, worked out by hand.
+
+Rules used (KServe v0.20): a component's pods = minReplicas (default 1; raised to 1 in Standard
+mode; 0 for a component absent from the spec, and 0 while the stop annotation is "true"); roles
+predictor, transformer, explainer; pods labelled component=<role>.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.catalog.support import Case, assert_case
+
+SLUG = "serving-kserve-io-inferenceservice-v1beta1"
+ONE = {"predictor": [""], "transformer": [""], "explainer": [""]}
+
+CASES = [
+    # Standard mode, predictor only (minReplicas unset -> 1), 1 GPU; pod being created on a node.
+    Case("initializing", "Initializing", ("Initializing",),
+         {"predictor": (1, 1, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 0), (1, 1, 1)),
+    # Standard mode: predictor minReplicas 2 (1 GPU each) + transformer (minReplicas unset -> 1,
+    # no GPU): 3 pods, 2 GPUs. Ready=True -> Running (no RoutesReady in Standard mode).
+    Case("running", "Running", ("Running",),
+         {"predictor": (2, 2, 2), "transformer": (1, 1, 1), "explainer": (0, 0, 0)}, ONE, (3, 3, 3), (2, 2, 2)),
+    # Knative mode: predictor minReplicas 1, GPU in limits only; the pod sits 6 owners below the
+    # InferenceService (ReplicaSet, Deployment, Revision, Configuration, Knative Service).
+    Case("running-knative", "Running", ("Running",),
+         {"predictor": (1, 1, 1), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 1), (1, 1, 1)),
+    # transitionStatus BlockedByFailedLoad -> Failed; the crashing pod is live on a node.
+    Case("failed", "Failed", ("Failed",),
+         {"predictor": (1, 1, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 0), (1, 1, 1)),
+    # stop annotation "true" + Stopped=True -> Suspended; the stop makes every component want 0.
+    Case("stopped", "Suspended", ("Suspended",),
+         {"predictor": (0, 0, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (0, 0, 0), (0, 0, 0)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.state)
+def test_view(case: Case) -> None:
+    assert_case(SLUG, case)
