@@ -191,9 +191,10 @@ class Attributor:
 
 def workload_pods(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
                   pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Pods among ``pods`` whose controller chain reaches ``root`` (via ``objects``)."""
+    """Pods among ``pods`` whose controller chain reaches ``root`` (via ``objects`` and ``pods``)."""
     root_uid = str(root.get("metadata", {}).get("uid", ""))
     if root.get("kind") == "Pod" and root.get("apiVersion") == "v1":
         return [root]
-    by_uid = {str(o.get("metadata", {}).get("uid", "")): o for o in objects}
+    # pods can own objects too (an LWS worker StatefulSet is owned by its leader pod)
+    by_uid = {str(o.get("metadata", {}).get("uid", "")): o for o in (*objects, *pods)}
     return [p for p in pods if root_uid and reaches_root(p, root_uid, by_uid)]

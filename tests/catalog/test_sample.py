@@ -5,8 +5,8 @@ type, copied from the fixtures. It must load, list only top-level workloads, res
 errors, and give the same figures as the fixture tests.
 
 The service path (``SnapshotReader`` -> ``WorkloadService``) must give the same views as
-``resolve`` with every related object; a known engine bug (owner chains that pass through a
-pod, as LeaderWorkerSet worker pods do) is pinned with strict xfails.
+``resolve`` with every related object, including owner chains that pass through a pod
+(LeaderWorkerSet worker pods are owned by a StatefulSet that the leader pod owns).
 """
 
 from __future__ import annotations
@@ -31,16 +31,6 @@ from tests.catalog.support import (
     resolve_objects,
     summary,
 )
-
-#: Owner chains through a pod (worker pod -> worker StatefulSet -> leader pod -> ...): the
-#: service path passes pods to ``resolve`` only as candidate pods, not as chain members, so these
-#: pods are lost. Engine bug, reported (server/service.py + server/resolution/pods.py).
-POD_IN_OWNER_CHAIN = {
-    ("leaderworkerset-x-k8s-io-leaderworkerset-v1", state)
-    for state in ("initializing", "running", "running-no-leader-template", "degraded")
-} | {("apps-nvidia-com-nimservice-v1alpha1", "running-multinode"),
-     ("nvidia-com-dynamographdeployment-v1alpha1", "running-multinode")}
-
 
 def _roots() -> dict[str, tuple[str, str]]:
     """Root uid -> (slug, state) over every fixture."""
@@ -81,8 +71,7 @@ def test_sample_resolves_every_type_without_errors() -> None:
         per_type[slug] += 1
         names.add((view.namespace, view.kind, view.name))
         assert summary(view)["errors"] == []
-        if (slug, state) not in POD_IN_OWNER_CHAIN:
-            assert _figures(view) == _figures(resolve_objects(definition(slug), load(slug, state)))
+        assert _figures(view) == _figures(resolve_objects(definition(slug), load(slug, state)))
     assert set(per_type) == {e.definition.name for e in catalog()}
     assert min(per_type.values()) >= 3
     assert len(names) == len(views)
@@ -105,10 +94,7 @@ def _service_cases() -> list:  # type: ignore[type-arg]
     for entry in catalog():
         slug = entry.definition.name
         for state in fixture_states(slug):
-            marks = [pytest.mark.xfail(strict=True, reason="engine bug: pods as owner-chain members are dropped "
-                                                           "by WorkloadService (see test module docstring)")] \
-                if (slug, state) in POD_IN_OWNER_CHAIN else []
-            cases.append(pytest.param(slug, state, marks=marks, id=f"{slug}/{state}"))
+            cases.append(pytest.param(slug, state, id=f"{slug}/{state}"))
     return cases
 
 

@@ -161,3 +161,17 @@ def test_a_jq_error_in_status_is_reported_and_the_rest_resolves() -> None:
 
 def test_fixture_module_is_importable_for_other_tests() -> None:
     assert Path(__file__).with_name("jobset_objects.py").exists()
+
+
+def test_owner_chain_through_a_pod_is_followed() -> None:
+    # LeaderWorkerSet: worker pod -> worker StatefulSet -> leader pod -> leader StatefulSet -> LWS
+    from server.resolution.pods import workload_pods
+
+    def obj(kind: str, uid: str, owner: str) -> dict[str, Any]:
+        return {"apiVersion": "v1" if kind == "Pod" else "apps/v1", "kind": kind,
+                "metadata": {"name": uid, "uid": uid, "ownerReferences": [{"uid": owner, "controller": True}]}}
+    root = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"uid": "lws"}}
+    leader_sts, worker_sts = obj("StatefulSet", "leader-sts", "lws"), obj("StatefulSet", "worker-sts", "leader-0")
+    leader, worker = obj("Pod", "leader-0", "leader-sts"), obj("Pod", "worker-0-1", "worker-sts")
+    found = workload_pods(root, [leader_sts, worker_sts], [leader, worker])
+    assert [p["metadata"]["uid"] for p in found] == ["leader-0", "worker-0-1"]
