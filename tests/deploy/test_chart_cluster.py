@@ -17,14 +17,15 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from .helm import CHART_DIR, by_kind, run_helm, template
+from .clusterkit import (RBAC_KINDS, Resources, access, as_user, can_watch, request_token, service_account_user,
+                         wait_rbac)
+from .helm import CHART_DIR, run_helm, template
 from .kinds import GVK, KARTA, POD, guess_plural, watched_gvks
 from .rbac import expected_rules
 
@@ -45,134 +46,13 @@ SERVICE_MONITOR_CRD = {
                  "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
 
 
-# ---- REST helpers -------------------------------------------------------------------------------
-
-class Resources:
-    """Discovery: GVK -> (collection path prefix, plural, namespaced), cached per client."""
-
-    def __init__(self, client: httpx.Client) -> None:
-        self.client = client
-        self._groups: dict[str, list[dict[str, Any]]] = {}
-
-    def find(self, gvk: GVK) -> tuple[str, str, bool] | None:
-        group, version, kind = gvk
-        base = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        if base not in self._groups:
-            r = self.client.get(base)
-            self._groups[base] = r.json().get("resources", []) if r.status_code == 200 else []
-        for res in self._groups[base]:
-            if res["kind"] == kind and "/" not in res["name"]:
-                return base, res["name"], res["namespaced"]
-        return None
-
-    def collection(self, obj: dict[str, Any]) -> str:
-        group, _, version = obj["apiVersion"].rpartition("/")
-        found = self.find((group, version, obj["kind"]))
-        assert found, f"the test API server does not serve {obj['apiVersion']} {obj['kind']}"
-        base, plural, namespaced = found
-        ns = obj["metadata"].get("namespace")
-        return f"{base}/namespaces/{ns}/{plural}" if namespaced else f"{base}/{plural}"
-
-
-def gvk_of(obj: dict[str, Any]) -> GVK:
-    group, _, version = obj["apiVersion"].rpartition("/")
-    return group, version, obj["kind"]
-
-
-def as_user(user: str) -> dict[str, str]:
-    return {"Impersonate-User": user}
-
-
-def access(client: httpx.Client, headers: dict[str, str], verb: str, group: str, resource: str,
-           namespace: str = "") -> bool:
-    """SelfSubjectAccessReview as the impersonated identity."""
-    body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-            "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource,
-                                            "namespace": namespace}}}
-    r = client.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=body, headers=headers)
-    assert r.status_code == 201, r.text
-    return bool(r.json()["status"].get("allowed"))
-
-
-def can_watch(client: httpx.Client, path: str, headers: dict[str, str], timeout: float = 30.0) -> int:
-    """Open a watch on ``path`` (1 s server timeout) and return its status code.
-
-    429 ("storage is (re)initializing": the watch cache of a fresh CRD is not ready yet) is
-    retried after its Retry-After, as client-go's reflector does, for at most ``timeout`` s.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        with client.stream("GET", path, params={"watch": "1", "timeoutSeconds": "1",
-                                                "allowWatchBookmarks": "true"},
-                           headers=headers, timeout=15) as r:
-            status, retry = r.status_code, float(r.headers.get("retry-after") or 1)
-        if status != 429 or time.monotonic() + retry > deadline:
-            return status
-        time.sleep(retry)
-
-
 # ---- fixtures -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def admin(k8s_control_plane: Any) -> Iterator[httpx.Client]:
-    with k8s_control_plane.client() as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def service_monitor_crd(k8s_control_plane: Any, admin: httpx.Client) -> None:
+    """A minimal ServiceMonitor CRD (the Prometheus Operator is not part of the test plane)."""
     if admin.get(f"{CRD_PATH}/{SERVICE_MONITOR_CRD['metadata']['name']}").status_code == 404:
         k8s_control_plane.create_crd(SERVICE_MONITOR_CRD)
-
-
-class Release:
-    """Objects of one rendered release created for real; cluster-scoped ones deleted at the end."""
-
-    def __init__(self, admin: httpx.Client, objects: list[dict[str, Any]]) -> None:
-        self.admin, self.objects, self.created = admin, objects, []
-        self.resources = Resources(admin)
-
-    def create(self, *kinds: str) -> None:
-        for obj in [o for o in self.objects if o["kind"] in kinds]:
-            path = self.resources.collection(obj)
-            r = self.admin.post(path, json=obj, params={"fieldValidation": "Strict"})
-            assert r.status_code == 201, f"{obj['kind']} {obj['metadata']['name']}: {r.status_code} {r.text}"
-            self.created.append(f"{path}/{obj['metadata']['name']}")
-
-    def delete(self) -> None:
-        for path in reversed(self.created):
-            self.admin.delete(path)
-
-
-@pytest.fixture
-def release(admin: httpx.Client, helm: Path, namespace: str) -> Iterator[Any]:
-    """``make(values) -> Release`` rendering into the test namespace with a unique name."""
-    made: list[Release] = []
-
-    def make(sets: tuple[str, ...] = ()) -> Release:
-        name = f"r{secrets.token_hex(3)}"
-        rel = Release(admin, template(helm, release=name, namespace=namespace, sets=sets))
-        rel.name = name  # type: ignore[attr-defined]
-        made.append(rel)
-        return rel
-
-    yield make
-    for rel in made:
-        rel.delete()
-
-
-def service_account_user(rel: Release, namespace: str) -> str:
-    (sa,) = by_kind(rel.objects, "ServiceAccount")
-    return f"system:serviceaccount:{namespace}:{sa['metadata']['name']}"
-
-
-def wait_rbac(admin: httpx.Client, headers: dict[str, str], group: str, resource: str, verb: str = "list",
-              namespace: str = "", timeout: float = 15.0) -> None:
-    """RBAC changes reach the authorizer through an informer: wait (bounded) until one applies."""
-    deadline = time.monotonic() + timeout
-    while not access(admin, headers, verb, group, resource, namespace):
-        assert time.monotonic() < deadline, f"RBAC for {verb} {group}/{resource} not effective in {timeout} s"
-        time.sleep(0.1)
 
 
 # ---- 1. dry run -----------------------------------------------------------------------------------
@@ -229,7 +109,6 @@ def test_helm_install_and_uninstall(helm: Path, k8s_control_plane: Any, admin: h
 
 # ---- 2. RBAC is sufficient ------------------------------------------------------------------------
 
-RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding")
 
 
 def test_service_account_can_list_and_watch_everything_the_server_watches(
@@ -341,13 +220,6 @@ def test_namespace_allow_list_limits_workload_reads(admin: httpx.Client, release
 
 
 # ---- 3. the server's informers under the service account ---------------------------------------
-
-def request_token(admin: httpx.Client, namespace: str, name: str) -> str:
-    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}
-    r = admin.post(f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", json=body)
-    assert r.status_code == 201, r.text
-    return str(r.json()["status"]["token"])
-
 
 async def run_informers(kubeconfig: Path, gvks: list[GVK], namespaces: tuple[str, ...] = ()) -> dict[GVK, Any]:
     """Start the server's InformerCache on ``gvks``; return the states after syncing (30 s max)."""
