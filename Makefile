@@ -17,8 +17,11 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# kube-apiserver + etcd for the real-cluster tests and helm for the chart tests, built once
+# per machine from the Go module proxy into ~/.cache/workload-map-server (reused afterwards)
 cluster-bin:
 	bash tests/cluster/build.sh
+	bash tests/deploy/build-helm.sh
 
 run: install
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)
