@@ -5,7 +5,9 @@ Options: ``--sizes 500,5000,20000`` (clusters for the query and RSS figures), ``
 ``--output PATH`` (default ``benchmarks/results/latest.json``), ``--seed``, ``--sample``,
 ``--cluster-pods``, ``--updates``, ``--update-rate``, ``--load-budget``.
 
-Every loop is bounded in count and time; the run aims at under 10 minutes on 2 cores.
+Every loop is bounded in count and time; the run aims at under 10 minutes on 2 cores
+(``--time-budget``): the API-server load is shortened (and the cluster scaled down, said in
+the output) when earlier figures took longer than planned.
 Progress goes to stderr, the table to stdout.
 """
 
@@ -39,7 +41,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--update-rate", type=float, default=200.0, help="updates per second (200)")
     p.add_argument("--load-budget", type=float, default=None, help="seconds allowed to load the API server (150)")
     p.add_argument("--sample", type=int, default=None,
-                   help="workloads in the cold-resolution sample and the memory cluster (2000; --quick: 300)")
+                   help="workloads in the cold-resolution sample and the memory cluster (500; --quick: 200)")
+    p.add_argument("--time-budget", type=float, default=None,
+                   help="seconds the whole run aims at (570; --quick: 150); the API-server load and the "
+                        "query loops shrink to fit")
     args = p.parse_args(argv)
     sizes = args.sizes or ("200,1000" if args.quick else "500,5000,20000")
     try:
@@ -63,17 +68,19 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     """Sample sizes and loop bounds for this run."""
     quick = args.quick
     return {
-        "resolution_sample": args.sample or (300 if quick else 2000),
-        "resolution_repeats": 2 if quick else 4,
-        "resolution_seconds": 10 if quick else 40,
-        "memory_workloads": args.sample or (300 if quick else 2000),
+        "time_budget_s": args.time_budget or (150 if quick else 570),
+        "resolution_sample": args.sample or (200 if quick else 500),
+        "resolution_repeats": 2 if quick else 3,
+        "resolution_seconds": 10 if quick else 30,
+        "memory_workloads": args.sample or (200 if quick else 500),
         "query_max_count": 100 if quick else 300,
-        "query_seconds": {"small": 3 if quick else 8, "large": 6 if quick else 25},
+        "query_seconds": {"small": 2 if quick else 5, "large": 4 if quick else 15},
         "cluster_pods": args.cluster_pods or (2000 if quick else 20000),
         "cluster_repeats": 2 if quick else 3,
         "updates": args.updates or (200 if quick else 1000),
         "update_rate": args.update_rate,
-        "load_budget_s": args.load_budget or (60 if quick else 150),
+        "load_budget_s": args.load_budget or (40 if quick else 150),
+        "cluster_reserve_s": 60 if quick else 140,
     }
 
 
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     # 1. cold resolution on a sample
     log(f"cold resolution: sample of {p['resolution_sample']} workloads ...")
     sample_cluster = generate(p["resolution_sample"], seed=args.seed + 100)
-    sample_reader, _ = memory.rss_load(sample_cluster)
+    sample_reader, _ = memory.load_reader(sample_cluster)
     doc["resolution"] = resolution.run(WorkloadService(registry, sample_reader), sample_size=p["resolution_sample"],
                                        repeats=p["resolution_repeats"], max_seconds=p["resolution_seconds"])
     doc["attribution_check"] = attribution_check(sample_cluster, WorkloadService(registry, sample_reader))
@@ -117,9 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     for size in args.size_list:
         log(f"size {size}: generating and loading the store ...")
         cluster = generate(size, seed=args.seed)
-        t0 = time.perf_counter()
-        reader, load = memory.rss_load(cluster)
-        load["seconds"] = round(time.perf_counter() - t0, 2)
+        reader, load = memory.load_reader(cluster)
         load["workloads"] = size
         log(f"size {size}: {load['pods']} pods, {load['objects']} objects loaded in {load['seconds']} s; queries ...")
         budget = p["query_seconds"]["large" if size >= 5000 else "small"]
@@ -140,9 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from benchmarks import cluster as cluster_bench
 
+        remaining = p["time_budget_s"] - (time.monotonic() - log.t0)
+        load_budget = max(20.0, min(p["load_budget_s"], remaining - p["cluster_reserve_s"]))
+        if load_budget < p["load_budget_s"]:
+            log(f"cluster: {remaining:.0f} s left of the time budget: API-server load budget {load_budget:.0f} s")
         log("cluster: real kube-apiserver + etcd ...")
         try:
-            doc["cluster"] = cluster_bench.run(target_pods=p["cluster_pods"], load_budget_s=p["load_budget_s"],
+            doc["cluster"] = cluster_bench.run(target_pods=p["cluster_pods"], load_budget_s=load_budget,
                                                repeats=p["cluster_repeats"], updates=p["updates"],
                                                update_rate=p["update_rate"], seed=args.seed + 300, log=log)
         except cluster_bench.ClusterUnavailable as exc:
@@ -207,8 +216,8 @@ def print_report(doc: dict[str, Any], table: Any, output: Path) -> None:
     else:
         load = cl.get("load") or {}
         if load:
-            print(f"cluster load: {load['pods']} pods, {load['objects']} objects in {load['seconds']} s "
-                  f"({load['requests_per_s']} requests/s)" + (f"; {load['scaled_down']}" if load.get("scaled_down")
+            print(f"cluster load: {load['pods']} pods ({load['pods_with_status']} with their status), "
+                  f"{load['objects']} objects in {load['seconds']} s ({load['requests_per_s']} requests/s)" + (f"; {load['scaled_down']}" if load.get("scaled_down")
                                                              else "") +
                   (f"; {load['error_count']} errors" if load.get("error_count") else ""))
         sync = cl.get("initial_sync") or {}

@@ -136,12 +136,12 @@ async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: flo
 
 
 async def profile_queries(cluster: Cluster, reader: Any, *, count: int = 3) -> dict[str, Any]:
-    """cProfile of warm ``page_of_100`` and ``gpu_summary`` requests (hottest functions)."""
+    """cProfile of warm ``one_workload``, ``page_of_100`` and ``gpu_summary`` requests."""
     import cProfile
-    import pstats
 
-    from benchmarks.resolution import _short
+    from benchmarks.profiling import summary
 
+    ids = cluster.identities()
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
         app = create_app(Settings(state_dir=Path(state)), reader=reader)
@@ -149,24 +149,17 @@ async def profile_queries(cluster: Cluster, reader: Any, *, count: int = 3) -> d
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
                                          timeout=600) as client:
                 await _gql(client, GPU_SUMMARY)  # fill the memo
-                for name, query in (("page_of_100", PAGE), ("gpu_summary", GPU_SUMMARY)):
+                for name, query, n in (("one_workload", ONE, 20 * count), ("page_of_100", PAGE, count),
+                                       ("gpu_summary", GPU_SUMMARY, count)):
                     profile = cProfile.Profile()
                     profile.enable()
-                    for _ in range(count):
-                        await _gql(client, query, {"after": None} if query is PAGE else None)
+                    for i in range(n):
+                        if query is ONE:
+                            ns, group, kind, wname = ids[i * 7919 % len(ids)]
+                            variables: dict[str, Any] | None = {"ns": ns, "group": group, "kind": kind, "name": wname}
+                        else:
+                            variables = {"after": None} if query is PAGE else None
+                        await _gql(client, query, variables)
                     profile.disable()
-                    stats = pstats.Stats(profile)
-                    total = stats.total_tt or 1.0  # type: ignore[attr-defined]
-                    items = stats.stats.items()  # type: ignore[attr-defined]
-                    own = sorted(items, key=lambda kv: -kv[1][2])[:12]
-                    cum = sorted(items, key=lambda kv: -kv[1][3])
-                    out[name] = {
-                        "requests": count, "total_s": round(total, 3),
-                        "by_own_time": [{"function": f"{_short(f)}:{ln}({fn})", "calls": v[1],
-                                         "own_pct": round(100 * v[2] / total, 1)} for (f, ln, fn), v in own],
-                        "by_cumulative_time": [{"function": f"{_short(f)}:{ln}({fn})", "calls": v[1],
-                                                "cum_pct": round(100 * v[3] / total, 1)}
-                                               for (f, ln, fn), v in cum
-                                               if "/server/" in f or "/schema/" in f][:12],
-                    }
+                    out[name] = {"requests": n, **summary(profile, cumulative_filter=("/server/", "/schema/"))}
     return out

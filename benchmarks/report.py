@@ -117,10 +117,6 @@ def build_table(doc: dict[str, Any]) -> Table:
             fig = q[key]
             tgt = TARGETS[target] if target else (TARGETS["gpu_summary_20k"] if int(size) >= 20000 else None)
             t.add(label, size, fig["median"], fig["p99"], fig["n"], "ms", tgt, fig["p99"])
-        load = figs.get("load") or {}
-        if load.get("rss_bytes_per_pod_all_objects_included") and str(size) == str(doc.get("largest_size")):
-            t.add("RSS growth per pod, store load (all objects)", size,
-                  load["rss_bytes_per_pod_all_objects_included"], None, load["pods"], "B")
     mem = doc.get("memory")
     if mem:
         size = str(mem["workloads"])
@@ -130,6 +126,10 @@ def build_table(doc: dict[str, Any]) -> Table:
         t.add("bytes per workload, objects + pods", size, mem["bytes_per_workload_total"], None, mem["workloads"],
               "B")
         t.add("bytes per memoized view", size, mem["bytes_per_memoized_view"], None, mem["views"], "B")
+    cl_sync = ((doc.get("cluster") or {}).get("initial_sync") or {})
+    if cl_sync.get("informer_bytes_per_pod_rss"):
+        t.add("RSS growth per pod, informer sync", str(cl_sync.get("pods_cached")),
+              cl_sync["informer_bytes_per_pod_rss"], None, 1, "B")
     cl = doc.get("cluster")
     if cl and not cl.get("skipped"):
         sync = cl.get("initial_sync") or {}

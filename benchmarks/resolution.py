@@ -20,7 +20,6 @@ Also measured:
 from __future__ import annotations
 
 import cProfile
-import pstats
 import random
 import time
 from collections.abc import Iterator
@@ -75,7 +74,7 @@ def _resolve_all(inputs: list[Input]) -> int:
     return pods
 
 
-def throughput(inputs: list[Input], *, repeats: int, batch: int = 50, max_seconds: float = 60.0) -> dict[str, Any]:
+def throughput(inputs: list[Input], *, repeats: int, batch: int = 25, max_seconds: float = 60.0) -> dict[str, Any]:
     """Batched timing of ``resolve`` over ``inputs``, ``repeats`` times (bounded in time).
 
     Returns workloads/s and pods/s summaries over batches (p99 is the slow tail: the
@@ -207,26 +206,14 @@ def jq_share(inputs: list[Input]) -> dict[str, Any]:
 
 
 def hot_functions(inputs: list[Input], top: int = 15) -> dict[str, Any]:
-    """cProfile of one pass: the hottest functions by own time and a few cumulative ones."""
+    """cProfile of one pass: own time by package, hottest functions, cumulative project functions."""
+    from benchmarks.profiling import summary
+
     profile = cProfile.Profile()
     profile.enable()
     _resolve_all(inputs)
     profile.disable()
-    stats = pstats.Stats(profile)
-    rows = []
-    total = stats.total_tt or 1.0  # type: ignore[attr-defined]
-    for (file, line, func), (cc, nc, tt, ct, _) in sorted(stats.stats.items(),  # type: ignore[attr-defined]
-                                                          key=lambda kv: -kv[1][2])[:top]:
-        rows.append({"function": f"{_short(file)}:{line}({func})", "calls": nc, "own_s": round(tt, 4),
-                     "own_pct": round(100 * tt / total, 1), "cumulative_s": round(ct, 4)})
-    return {"total_s": round(total, 3), "by_own_time": rows}
-
-
-def _short(path: str) -> str:
-    for marker in ("/server/", "/benchmarks/", "/lib/python"):
-        if marker in path:
-            return path[path.index(marker) + 1:]
-    return path
+    return summary(profile, top=top, cumulative_filter=("/server/",))
 
 
 @contextmanager
