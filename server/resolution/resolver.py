@@ -177,6 +177,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         attributor.attribute(row, pod_docs[row.uid or row.name])
         row.component = row.component if row.unattributed_reason is None else None
         rows.append(row)
+    rows.sort(key=lambda p: p.name)  # the same order whatever order the cache or file gave
     views: dict[str, ComponentView] = {}
     for component in definition.components:
         mine = [p for p in rows if p.component == component.name]
