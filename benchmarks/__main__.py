@@ -74,7 +74,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "resolution_seconds": 10 if quick else 30,
         "memory_workloads": args.sample or (200 if quick else 500),
         "query_max_count": 100 if quick else 300,
-        "query_seconds": {"small": 2 if quick else 5, "large": 4 if quick else 15},
+        "query_seconds": {"small": 2 if quick else 5, "large": 4 if quick else 10},
         "cluster_pods": args.cluster_pods or (2000 if quick else 20000),
         "cluster_repeats": 2 if quick else 3,
         "updates": args.updates or (200 if quick else 1000),
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         doc["sizes"][str(size)] = {"load": load, "queries": figs}
         if size == sorted(args.size_list)[len(args.size_list) // 2] and not args.quick:
             log(f"size {size}: profiling warm page and gpuSummary requests ...")
-            doc["sizes"][str(size)]["query_profile"] = asyncio.run(queries.profile_queries(cluster, reader, count=2))
+            doc["sizes"][str(size)]["query_profile"] = asyncio.run(queries.profile_queries(cluster, reader, count=1))
         del reader, cluster
         gc.collect()
         log(f"size {size}: done (one workload p99 {figs['one_workload_ms']['p99']} ms, page p99 "

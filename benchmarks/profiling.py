@@ -35,6 +35,8 @@ def package_of(file: str, func: str) -> str:
         if "json" in func or "raw_decode" in func:
             return "json (stdlib)"
         return "builtins (C, called from anywhere)"
+    if file == "<string>":
+        return "dataclass dunders (e.g. GVK __lt__/__eq__/__hash__)"
     for marker, name in PACKAGES:
         if marker in file:
             return name
