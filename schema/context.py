@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.auth.access import Guard
+from server.auth.scope import pod_namespaces
 from server.definitions.registry import DefinitionRegistry
 from server.errors import CacheNotReady
 from server.kube.reader import Reader
@@ -15,26 +17,37 @@ from server.state import Registrar
 
 @dataclass(slots=True)
 class Context:
-    """Per-request context built by ``server.api.graphql``.
+    """Per-request (per-websocket) context built by ``server.api.graphql``.
 
     Attributes:
         service: workload listing and resolution.
         registrar: the definition write path.
         cluster: name of the cluster this server reads (the ``cluster`` filter and field).
         is_ready: True once the informer caches are synced and start-up finished.
-        caller: authenticated user name, when authentication is on.
+        guard: the caller and the policy (``OPEN_GUARD`` with ``--auth none``); a websocket
+            gets its guard in ``on_ws_connect``.
         request: the starlette request or websocket (for transports; resolvers ignore it).
         response: the sub-response strawberry merges into the HTTP answer.
+        connection_params: the websocket ``connection_init`` payload (set by strawberry).
+        pod_namespaces: namespaces where the caller may get pods, filled by the top-level
+            resolvers before nested pod fields are resolved (see :meth:`shows_pods`).
     """
 
     service: WorkloadService
     registrar: Registrar
     cluster: str
     is_ready: Callable[[], bool]
-    caller: str | None = None
+    guard: Guard
     request: Any = None
     response: Any = None
+    connection_params: Any = None
+    pod_namespaces: set[str] = field(default_factory=set)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def caller(self) -> str:
+        """Authenticated user name (``local`` with ``--auth none``)."""
+        return self.guard.caller.name
 
     @property
     def reader(self) -> Reader:
@@ -50,3 +63,17 @@ class Context:
         """Raise ``CacheNotReady`` until the caches are synced."""
         if not self.is_ready():
             raise CacheNotReady("informer caches are not synced yet; retry shortly")
+
+    async def learn_pod_access(self, namespaces: Iterable[str | None]) -> None:
+        """Ask (cached) where the caller may get pods among ``namespaces``; remembered for
+        :meth:`shows_pods`.
+
+        Raises:
+            ReviewUnavailable: a review could not be made.
+        """
+        if not self.guard.is_open:
+            self.pod_namespaces |= await pod_namespaces(self.guard, namespaces) or set()
+
+    def shows_pods(self, namespace: str | None) -> bool:
+        """True when pod details in ``namespace`` may be shown (fail-closed: unknown = hidden)."""
+        return self.guard.is_open or (namespace is not None and namespace in self.pod_namespaces)

@@ -1,13 +1,41 @@
-"""GraphQL types for definitions and their registration results."""
+"""GraphQL types for definitions and their registration results, and the guard every
+registration path (GraphQL and REST) runs the definition engine under."""
 
 from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
 
 import strawberry
 from strawberry.scalars import JSON
 
 from server.definitions.registry import Entry
+from server.errors import InvalidDefinition
 from server.errors import Problem as ProblemValue
 from server.state import Skipped
+
+log = logging.getLogger(__name__)
+
+ENGINE_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
+"""Exceptions the definition engine should never raise on a caller's document."""
+
+
+@contextlib.contextmanager
+def unreadable_as_invalid() -> Iterator[None]:
+    """Turn an engine crash on a caller's document into ``InvalidDefinition`` (422), logged
+    with its traceback once: a bad document must never become a 500. (Example found by
+    ``tests/auth/test_fuzz.py``: ``kind: {}`` made the parser hash a dict.)
+
+    Raises:
+        InvalidDefinition: the engine failed on the document.
+    """
+    try:
+        yield
+    except ENGINE_FAILURES as exc:
+        log.exception("the definition engine failed on a submitted document; answered as invalid")
+        raise InvalidDefinition([ProblemValue("", f"the definition cannot be read ({type(exc).__name__}); "
+                                                  "check its structure against the Karta format")]) from None
 
 
 @strawberry.type(description="A definition in force (or registered but shadowed).")

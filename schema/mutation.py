@@ -1,7 +1,11 @@
 """The Mutation root: register, register from the catalog, unregister.
 
 Expected failures are data, not errors: every result lists validation problems by field
-path, and a failed registration leaves the previous definition in force.
+path, and a failed registration leaves the previous definition in force. Permission
+failures are errors (``extensions.code`` ``forbidden``, or ``auth_unavailable`` when the
+check could not be made): registering (dry runs included) needs ``create`` and
+unregistering ``delete`` on ``kartas.run.ai``; the write runs as the caller
+(``server.auth.writes``).
 """
 
 from __future__ import annotations
@@ -9,14 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.types import Info
 
 from schema.context import Context
-from schema.definitions import Definition, Problem, RegistrationResult
+from schema.definitions import Definition, Problem, RegistrationResult, unreadable_as_invalid
+from server.auth.writes import writing_as
 from server.definitions.registry import Entry
-from server.errors import InvalidDefinition, ServerError
+from server.errors import Forbidden, InvalidDefinition, ServerError
 from server.errors import Problem as ProblemValue
+from server.kube.reviews import ReviewUnavailable
 from server.state import Registration
+
+AUTH_ERRORS = (Forbidden, ReviewUnavailable)
 
 
 def _failed(exc: ServerError, dry_run: bool) -> RegistrationResult:
@@ -31,9 +40,17 @@ def _succeeded(ctx: Context, outcome: Registration) -> RegistrationResult:
                               definition=Definition(entry=entry), problems=[])
 
 
+def _auth_error(exc: ServerError) -> GraphQLError:
+    return GraphQLError(str(exc), extensions={"code": exc.code})
+
+
 async def _register(ctx: Context, doc: Any, dry_run: bool) -> RegistrationResult:
     try:
-        outcome = await ctx.registrar.register(doc, dry_run=dry_run)
+        async with writing_as(ctx.guard, "create"):
+            with unreadable_as_invalid():
+                outcome = await ctx.registrar.register(doc, dry_run=dry_run)
+    except AUTH_ERRORS as exc:
+        raise _auth_error(exc) from None
     except ServerError as exc:
         return _failed(exc, dry_run)
     return _succeeded(ctx, outcome)
@@ -65,7 +82,10 @@ class Mutation:
     async def unregister_definition(self, info: Info[Context, None], name: str) -> RegistrationResult:
         """Unregister a definition."""
         try:
-            entry = await info.context.registrar.unregister(name)
+            async with writing_as(info.context.guard, "delete"):
+                entry = await info.context.registrar.unregister(name)
+        except AUTH_ERRORS as exc:
+            raise _auth_error(exc) from None
         except ServerError as exc:
             return _failed(exc, False)
         return RegistrationResult(ok=True, dry_run=False, created=False, definition=Definition(entry=entry),

@@ -1,4 +1,11 @@
-"""The Query root: workloads (cursor-paginated), one workload, definitions, GPU summary."""
+"""The Query root: workloads (cursor-paginated), one workload, definitions, GPU summary.
+
+Visibility (``server.auth.scope``): ``workloads`` and ``gpuSummary`` hold only what the
+caller may list; ``workload`` is null for one the caller may not list, exactly as for a
+missing one; pod details are shown only where the caller may get pods. The three
+resolvers are ``async`` for the (cached) permission reviews; nested fields stay plain
+``def``s over the precomputed views.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,9 @@ from strawberry.types import Info
 
 from schema.context import Context
 from schema.definitions import Definition, SkippedDefinition
-from schema.pagination import DEFAULT_PAGE_SIZE, encode_cursor, paginate, sort_key
+from schema.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
 from schema.types import GpuAggregate, GroupBy, Workload
+from server.auth.scope import list_scope, workload_scope
 from server.definitions.phases import Phase
 from server.errors import WorkloadNotFound
 from server.resolution import WorkloadView
@@ -65,20 +73,23 @@ class Query:
     """Read operations."""
 
     @strawberry.field(description="Top-level workloads matching every given filter, sorted by namespace, kind, "
-                                  "group, name. first: 1..500 (default 100).")
-    def workloads(self, info: Info[Context, None], namespace: str | None = None, kind: str | None = None,
-                  group: str | None = None, phase: Phase | None = None, definition: str | None = None,
-                  cluster: str | None = None, first: int | None = DEFAULT_PAGE_SIZE,
-                  after: str | None = None) -> WorkloadConnection:
+                                  "group, name. first: 1..500 (default 100). Only workloads the caller may list.")
+    async def workloads(self, info: Info[Context, None], namespace: str | None = None, kind: str | None = None,
+                        group: str | None = None, phase: Phase | None = None, definition: str | None = None,
+                        cluster: str | None = None, first: int | None = DEFAULT_PAGE_SIZE,
+                        after: str | None = None) -> WorkloadConnection:
         """Filtered, paginated workloads."""
         ctx = info.context
         ctx.require_ready()
+        check_page_size(first)
         views: list[WorkloadView] = []
         if cluster is None or cluster == ctx.cluster:
-            views = ctx.service.workloads(namespace=namespace, kind=kind,
-                                          group=_core(group) if group is not None else None,
-                                          phase=phase.value if phase is not None else None, definition=definition)
+            filters = {"namespace": namespace, "kind": kind, "group": _core(group) if group is not None else None,
+                       "definition": definition}
+            allow = await list_scope(ctx.guard, ctx.service, **filters)
+            views = ctx.service.workloads(**filters, phase=phase.value if phase is not None else None, allow=allow)
         page = paginate(views, first=first, after=after)
+        await ctx.learn_pod_access(v.namespace for v in page.items)
         nodes = [_workload(v, ctx) for v in page.items]
         edges = [WorkloadEdge(cursor=encode_cursor(sort_key(n.view)), node=n) for n in nodes]
         return WorkloadConnection(total_count=page.total, edges=edges, nodes=nodes, page_info=PageInfo(
@@ -86,16 +97,20 @@ class Query:
             end_cursor=page.end_cursor))
 
     @strawberry.field(description="One workload by identity (group \"\" or \"core\" for the core group); null "
-                                  "when it does not exist or no definition covers its kind.")
-    def workload(self, info: Info[Context, None], namespace: str | None, group: str, kind: str,
-                 name: str) -> Workload | None:
+                                  "when it does not exist, no definition covers its kind, or the caller may not "
+                                  "list its kind in its namespace.")
+    async def workload(self, info: Info[Context, None], namespace: str | None, group: str, kind: str,
+                       name: str) -> Workload | None:
         """One workload or null."""
         ctx = info.context
         ctx.require_ready()
+        allow = await workload_scope(ctx.guard, ctx.service, namespace, _core(group), kind)
         try:
-            return _workload(ctx.service.workload(namespace, _core(group), kind, name), ctx)
+            view = ctx.service.workload(namespace, _core(group), kind, name, allow=allow)
         except WorkloadNotFound:
             return None
+        await ctx.learn_pod_access([view.namespace])
+        return _workload(view, ctx)
 
     @strawberry.field(description="Definitions in force (one per root GVK, sorted by name); with "
                                   "includeShadowed also registered definitions another one shadows.")
@@ -126,13 +141,18 @@ class Query:
         return [SkippedDefinition.of(s) for s in info.context.registrar.skipped.values()]
 
     @strawberry.field(description="GPU totals over top-level workloads grouped by namespace, kind, node or "
-                                  "phase (sorted by key). NODE groups pods by node; its spec figure is 0.")
-    def gpu_summary(self, info: Info[Context, None], group_by: GroupBy,
-                    namespace: str | None = None) -> list[GpuSummaryBucket]:
+                                  "phase (sorted by key), over the workloads the caller may list. NODE groups pods "
+                                  "by node (only pods the caller may get); its spec figure is 0.")
+    async def gpu_summary(self, info: Info[Context, None], group_by: GroupBy,
+                          namespace: str | None = None) -> list[GpuSummaryBucket]:
         """GPU summary."""
         ctx = info.context
         ctx.require_ready()
-        views = ctx.service.workloads(namespace=namespace)
+        allow = await list_scope(ctx.guard, ctx.service, namespace=namespace)
+        views = ctx.service.workloads(namespace=namespace, allow=allow)
+        if group_by == GroupBy.NODE:
+            await ctx.learn_pod_access(v.namespace for v in views)
+            views = [v for v in views if ctx.shows_pods(v.namespace)]
         return [GpuSummaryBucket(key=b.key, workloads=b.workloads,
                                  gpu=GpuAggregate(figures=GpuFigures(b.spec, b.pods, b.allocated),
                                                   policy=ctx.service.policy))

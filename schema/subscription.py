@@ -5,6 +5,9 @@ Each subscriber gets its own bounded queue from ``Reader.subscribe()`` (released
 is drained before views are recomputed, and each affected top-level workload is resolved
 once (memoized by the service). A change is sent when a workload's headline phase or its
 list of matched phases differs from the last one sent (or it is new).
+
+Only workloads the caller may list are sent (``server.auth.scope.may_see``, decisions
+cached), with pod details where the caller may get pods.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from strawberry.types import Info
 
 from schema.context import Context
 from schema.types import Workload
+from server.auth.scope import may_see
 from server.definitions.phases import Phase
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent
@@ -69,13 +73,16 @@ class Subscription:
         ctx = info.context
         queue = ctx.reader.subscribe()
         try:
+            # the states before any change, taken with no await after subscribing (so no change is
+            # missed); hidden workloads may be in it: only visible ones are ever sent
             known = {v.uid: (v.phase, tuple(v.phases))
                      for v in ctx.service.workloads(namespace=namespace, kind=kind)} if ctx.is_ready() else {}
             while True:
                 for uid in _roots(await queue.get(), queue):
                     view = _view(ctx, uid, namespace, kind)
-                    if view is None:
+                    if view is None or not await may_see(ctx.guard, ctx.reader, view):
                         continue
+                    await ctx.learn_pod_access([view.namespace])
                     state = (view.phase, tuple(view.phases))
                     previous = known.get(uid)
                     if previous == state:

@@ -4,6 +4,9 @@ Each type wraps one view dataclass in a ``strawberry.Private`` field and exposes
 through plain ``def`` resolvers, so nothing is computed for fields a query does not ask
 for and no resolver awaits (graphql-core's sync path is much cheaper for large lists).
 
+Pod details (pod rows, pod names in gangs, node names) are shown only where the caller may
+get pods (``Context.shows_pods``); these resolvers take ``info`` for that.
+
 Units: ``cpuMillis`` millicores, ``memoryBytes`` bytes (both ``Float`` because GraphQL
 ``Int`` is 32-bit), GPUs whole devices (``Float``: fractional GPU resources exist).
 """
@@ -14,7 +17,9 @@ from decimal import Decimal
 from enum import Enum
 
 import strawberry
+from strawberry.types import Info
 
+from schema.context import Context
 from server.definitions.phases import Phase as PhaseValue
 from server.resolution import ComponentView, InstanceView, PodView, RoleView, WorkloadView
 from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
@@ -199,9 +204,10 @@ class Pod:
         return self.view.unattributed_reason
 
 
-def pods(views: list[PodView], policy: GpuPolicy) -> list[Pod]:
-    """Wrap pod views."""
-    return [Pod(view=p, policy=policy) for p in views]
+def pods(views: list[PodView], policy: GpuPolicy, info: Info[Context, None]) -> list[Pod]:
+    """Wrap the pod views the caller may see."""
+    ctx = info.context
+    return [Pod(view=p, policy=policy) for p in views if ctx.shows_pods(p.namespace)]
 
 
 @strawberry.type(description="One instance of a component (id empty when the component has no instance ids).")
@@ -227,9 +233,9 @@ class Instance:
         return Resources(requests=self.view.pod_requests, policy=self.policy)
 
     @strawberry.field
-    def pods(self) -> list[Pod]:
+    def pods(self, info: Info[Context, None]) -> list[Pod]:
         """Pods of this instance."""
-        return pods(self.view.pods, self.policy)
+        return pods(self.view.pods, self.policy, info)
 
 
 @strawberry.type(description="A problem met while resolving; the rest of the view is still produced.")
@@ -295,9 +301,9 @@ class Component:
         return gpu(self.view.gpu, self.policy)
 
     @strawberry.field
-    def nodes(self) -> list[str]:
+    def nodes(self, info: Info[Context, None]) -> list[str]:
         """Distinct nodes of this component's pods."""
-        return self.view.nodes
+        return sorted({p.view.node for p in pods(self.view.pods, self.policy, info) if p.view.node})
 
     @strawberry.field
     def instances(self) -> list[Instance]:
@@ -305,9 +311,9 @@ class Component:
         return [Instance(view=i, policy=self.policy) for i in self.view.instances]
 
     @strawberry.field
-    def pods(self) -> list[Pod]:
+    def pods(self, info: Info[Context, None]) -> list[Pod]:
         """Pods attributed to this component."""
-        return pods(self.view.pods, self.policy)
+        return pods(self.view.pods, self.policy, info)
 
     @strawberry.field
     def children(self) -> list[Component]:
@@ -365,9 +371,9 @@ class Role:
         return [Instance(view=i, policy=self.policy) for i in chosen]
 
     @strawberry.field
-    def pods(self) -> list[Pod]:
+    def pods(self, info: Info[Context, None]) -> list[Pod]:
         """Pods of the role."""
-        return pods(self.view.pods, self.policy)
+        return pods(self.view.pods, self.policy, info)
 
     @strawberry.field
     def gpu(self) -> GpuAggregate:
@@ -515,14 +521,14 @@ class Workload:
         return [Component(view=c, policy=self.view.policy) for c in self.view.components]
 
     @strawberry.field(description="Pods owned by the workload that no component claimed.")
-    def unattributed_pods(self) -> list[Pod]:
+    def unattributed_pods(self, info: Info[Context, None]) -> list[Pod]:
         """Unattributed pods."""
-        return pods(self.view.unattributed, self.view.policy)
+        return pods(self.view.unattributed, self.view.policy, info)
 
     @strawberry.field(description="Every pod of the workload (attributed first).")
-    def pods(self) -> list[Pod]:
+    def pods(self, info: Info[Context, None]) -> list[Pod]:
         """All pods."""
-        return pods(self.view.all_pods(), self.view.policy)
+        return pods(self.view.all_pods(), self.view.policy, info)
 
     @strawberry.field
     def gpu(self) -> GpuAggregate:
@@ -534,10 +540,14 @@ class Workload:
         """Spec requests."""
         return Resources(requests=self.view.requests, policy=self.view.policy)
 
-    @strawberry.field
-    def gang_groups(self) -> list[GangGroup]:
+    @strawberry.field(description="Expected gangs (pod names only where the caller may get pods).")
+    def gang_groups(self, info: Info[Context, None]) -> list[GangGroup]:
         """Expected gangs."""
-        return [GangGroup.of(g) for g in self.view.gangs]
+        groups = [GangGroup.of(g) for g in self.view.gangs]
+        if not info.context.shows_pods(self.view.namespace):
+            for group in groups:
+                group.pods = []
+        return groups
 
     @strawberry.field(description="Workload-level resolution problems (component ones are on components).")
     def errors(self) -> list[ResolutionError]:

@@ -15,6 +15,13 @@ source and the definition store, and runs start-up and shutdown in the lifespan:
 
 The lifespan does not wait for the caches to sync (``/livez`` answers at once;
 ``/readyz`` is 503 until they have).
+
+Callers (``settings.auth``): with ``none`` every request is the local caller (a warning is
+logged when the server listens beyond loopback); with ``kubernetes`` the cluster client
+checks tokens and permissions (``server.kube.reviews.KubeReviews`` behind a cached
+``server.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
+store writes through an ``ImpersonatingClient``. Middleware, outermost first: metrics,
+body limit, time budget, authentication.
 """
 
 from __future__ import annotations
@@ -24,15 +31,18 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from functools import partial
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from server.api.auth import AuthMiddleware
 from server.api.errors import EXCEPTION_HANDLERS
 from server.api.metrics import Metrics
-from server.api.middleware import BodyLimitMiddleware, MetricsMiddleware
+from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware
 from server.api.routes import build_routes
 from server.api.runtime import Runtime
+from server.auth.access import Access, KubernetesAccess, OpenAccess
 from server.config import Settings
 from server.definitions.catalog import load_catalog
 from server.definitions.registry import DefinitionRegistry
@@ -43,8 +53,11 @@ from server.state import KARTA_GVK, DefinitionStore, DirectoryStore
 log = logging.getLogger(__name__)
 
 
+AUTH_MODES = ("none", "kubernetes")
+
+
 def create_app(settings: Settings, *, reader: Reader | None = None, registry: DefinitionRegistry | None = None,
-               store: DefinitionStore | None = None) -> Starlette:
+               store: DefinitionStore | None = None, access: Access | None = None) -> Starlette:
     """Build the app (see module docstring for how the object source is chosen).
 
     Args:
@@ -53,26 +66,47 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
         registry: definitions (default: the catalog in ``settings.catalog_dir``).
         store: where registrations persist when ``reader`` is given (default: the state
             directory).
+        access: the caller policy (default: from ``settings.auth``; required with a
+            ``reader`` and ``auth.mode`` ``kubernetes``, as no cluster client is opened).
 
     Raises:
         DefinitionError: a built-in catalog definition is invalid.
+        ValueError: an unknown ``auth.mode``, or ``kubernetes`` with a reader but no ``access``.
     """
+    if settings.auth.mode not in AUTH_MODES:
+        raise ValueError(f"auth mode must be one of {', '.join(AUTH_MODES)}, got {settings.auth.mode!r}")
     runtime = Runtime(settings, registry or DefinitionRegistry(load_catalog(settings.catalog_dir)))
     runtime.metrics = Metrics(lambda: runtime)
+    runtime.access = access if access is not None else (OpenAccess() if settings.auth.mode == "none" else None)
     if reader is not None:
+        if runtime.access is None:
+            raise ValueError("auth mode kubernetes over a given reader needs an access policy")
         watch = getattr(reader, "watch", None)
         runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch if callable(watch) else None)
         runtime.source, runtime.cluster = "reader", settings.kube.cluster_name or "local"
-    routes = build_routes(runtime.metrics)
+    warn_if_exposed(settings)
+    routes = build_routes(runtime.metrics, max_subscriptions=settings.http.max_subscriptions)
     app = Starlette(
         routes=routes,
         middleware=[Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),
-                    Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes)],
+                    Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes),
+                    Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
+                    Middleware(AuthMiddleware, runtime=runtime)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=partial(_lifespan, runtime),
     )
     app.state.runtime = runtime
     return app
+
+
+def warn_if_exposed(settings: Settings) -> bool:
+    """Log a warning (and return True) when ``--auth none`` listens beyond loopback."""
+    if settings.auth.mode != "none" or settings.http.is_loopback:
+        return False
+    log.warning("authentication is off (--auth none) and the server listens on %s: anyone who can reach it "
+                "sees every workload the server can read and may register definitions; use --auth kubernetes",
+                settings.http.host)
+    return True
 
 
 async def _open_cluster(runtime: Runtime) -> object:
@@ -84,12 +118,30 @@ async def _open_cluster(runtime: Runtime) -> object:
     kube = runtime.settings.kube
     client = await connect(kube.kubeconfig, context=kube.context)
     cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces)), close_client=True)
-    runtime.attach(cache, KartaStore(client), watch=cache.watch)
+    runtime.attach(cache, KartaStore(_store_client(runtime, client)), watch=cache.watch)
     runtime.source = f"cluster {client.host} ({client.source})"
     runtime.cluster = kube.cluster_name or kube.context or "default"
     runtime.karta_crd = await ensure_karta_crd(client, install=kube.install_karta_crd)
     cache.watch(KARTA_GVK)
     return cache
+
+
+def _store_client(runtime: Runtime, client: Any) -> Any:
+    """Set up caller checks for ``--auth kubernetes``; the client the Karta store writes with."""
+    from server.kube.client import KubeClient
+    from server.kube.reviews import ImpersonatingClient, KubeReviews
+
+    auth = runtime.settings.auth
+    if auth.mode != "kubernetes":
+        return client
+    if runtime.access is None:
+        runtime.access = KubernetesAccess(KubeReviews(client, audiences=auth.audiences), ttl=auth.cache_ttl_s,
+                                          negative_ttl=auth.negative_ttl_s, concurrency=auth.review_concurrency)
+    if not auth.impersonate:
+        return client
+    impersonating = ImpersonatingClient(client)
+    runtime.closers.append(impersonating.close)
+    return cast(KubeClient, impersonating)
 
 
 def _open_snapshot(runtime: Runtime) -> None:
@@ -123,6 +175,9 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
     if runtime.service is None:
         if not runtime.settings.kube.snapshot and has_cluster(runtime.settings):
             cache = await _open_cluster(runtime)
+        elif runtime.access is None:
+            raise RuntimeError("--auth kubernetes needs a cluster (it checks callers with the API server); "
+                               "serve snapshots with --auth none")
         else:
             _open_snapshot(runtime)
     registrar = runtime.registrar
@@ -144,3 +199,5 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
         await asyncio.gather(follow, return_exceptions=True)
         if cache is not None:
             await cache.stop()  # type: ignore[attr-defined]
+        for close in runtime.closers:
+            await close()

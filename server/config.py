@@ -23,14 +23,57 @@ def default_sample_dir() -> Path:
     return Path(os.environ.get("WMAP_SAMPLE_DIR") or REPO_ROOT / "server" / "sample")
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
 @dataclass(slots=True)
 class HttpSettings:
-    """Where to listen. The default stays on loopback; the container sets 0.0.0.0."""
+    """Where to listen, and per-request bounds. The default stays on loopback; the
+    container sets 0.0.0.0.
+
+    Attributes:
+        max_body_bytes: largest request body (413 above).
+        request_timeout_s: time budget of one request until its response starts (504
+            after); ``?wait=`` phase requests get their own wait plus a few seconds.
+        max_wait_s: longest ``?wait=`` a phase request may ask for.
+        max_subscriptions: GraphQL subscriptions per websocket connection.
+    """
 
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 2 * 1024 * 1024
     request_timeout_s: float = 30.0
+    max_wait_s: float = 600.0
+    max_subscriptions: int = 16
+
+    @property
+    def is_loopback(self) -> bool:
+        """True when only this machine can connect (``127.0.0.0/8``, ``::1``, ``localhost``)."""
+        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
+
+
+@dataclass(slots=True)
+class AuthSettings:
+    """Caller identity and permissions.
+
+    Attributes:
+        mode: ``kubernetes`` (bearer token checked with TokenReview, permissions with
+            SubjectAccessReview; needs a cluster) or ``none`` (no checks; local use only).
+        impersonate: with ``kubernetes``, write Karta objects as the caller
+            (Impersonate-User/-Group) so the audit log names the real user; off, the server
+            writes as itself after checking the caller's permission.
+        cache_ttl_s: seconds an identity or a permission decision is reused.
+        negative_ttl_s: seconds a rejected token is remembered.
+        review_concurrency: most reviews in flight at once.
+        audiences: audiences a token must be issued for (empty: the API server's default).
+    """
+
+    mode: str = "none"
+    impersonate: bool = True
+    cache_ttl_s: float = 30.0
+    negative_ttl_s: float = 5.0
+    review_concurrency: int = 16
+    audiences: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -53,9 +96,11 @@ class Settings:
     Attributes:
         catalog_dir: built-in definitions.
         state_dir: where registered definitions are stored offline (snapshot mode).
-        auth: ``kubernetes`` (TokenReview + SubjectAccessReview) or ``none`` (local only).
+        auth: caller identity and permissions (see :class:`AuthSettings`).
         log_format: ``text`` or ``json``.
         gpu_resources: extra resource names counted as whole GPUs.
+        metrics_public: ``/metrics`` without authentication (else it needs ``get`` on the
+            non-resource URL ``/metrics``).
     """
 
     http: HttpSettings = field(default_factory=HttpSettings)
@@ -63,8 +108,50 @@ class Settings:
     catalog_dir: Path = field(default_factory=default_catalog_dir)
     sample_dir: Path = field(default_factory=default_sample_dir)
     state_dir: Path = field(default_factory=lambda: Path(os.environ.get("WMAP_STATE_DIR") or ".wmap-state"))
-    auth: str = "none"
+    auth: AuthSettings = field(default_factory=AuthSettings)
     log_format: str = "text"
     log_level: str = "INFO"
     gpu_resources: tuple[str, ...] = ()
     metrics_public: bool = True
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _words(value: str) -> tuple[str, ...]:
+    return tuple(w.strip() for w in value.split(",") if w.strip())
+
+
+ENVIRONMENT: dict[str, tuple[str, object]] = {
+    "WMAP_HOST": ("host", str),
+    "WMAP_PORT": ("port", int),
+    "WMAP_AUTH": ("auth", str),
+    "WMAP_IMPERSONATE": ("impersonate", _flag),
+    "WMAP_METRICS_PUBLIC": ("metrics_public", _flag),
+    "WMAP_REQUEST_TIMEOUT": ("request_timeout", float),
+    "WMAP_NAMESPACES": ("namespace", _words),
+    "WMAP_LOG_FORMAT": ("log_format", str),
+    "WMAP_LOG_LEVEL": ("log_level", str),
+    "WMAP_GPU_RESOURCES": ("gpu_resources", _words),
+}
+"""``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
+
+
+def environment_defaults(environ: dict[str, str] | None = None) -> dict[str, object]:
+    """``wmap serve`` flag defaults from ``WMAP_*`` variables (flags still override them).
+
+    Raises:
+        ValueError: a variable does not parse (e.g. ``WMAP_PORT=x``); the message names it.
+    """
+    env = os.environ if environ is None else environ
+    out: dict[str, object] = {}
+    for name, (dest, parse) in ENVIRONMENT.items():
+        raw = env.get(name)
+        if raw is None or raw == "":
+            continue
+        try:
+            out[dest] = parse(raw)  # type: ignore[operator]
+        except ValueError:
+            raise ValueError(f"{name}={raw!r} is not valid") from None
+    return out

@@ -110,7 +110,8 @@ class WorkloadService:
 
     def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
                   phase: str | None = None, definition: str | None = None,
-                  namespaces: Iterable[str] | None = None) -> list[WorkloadView]:
+                  namespaces: Iterable[str] | None = None,
+                  allow: Callable[[GVK, str | None], bool] | None = None) -> list[WorkloadView]:
         """Top-level workloads matching the filters, sorted by namespace, kind, name.
 
         Args:
@@ -120,6 +121,8 @@ class WorkloadService:
             phase: keep a workload when any of its matched phases equals this one.
             definition: definition name.
             namespaces: visibility filter (the caller may list only these); None = all.
+            allow: visibility filter by root GVK and namespace (None for cluster-scoped),
+                checked before a view is resolved; None = all.
         """
         allowed = set(namespaces) if namespaces is not None else None
         entries = list(self.registry.entries())
@@ -137,6 +140,8 @@ class WorkloadService:
                 ns = obj.get("metadata", {}).get("namespace")
                 if allowed is not None and ns not in allowed:
                     continue
+                if allow is not None and not allow(gvk, ns):
+                    continue
                 if not self.is_top_level(obj, covered):
                     continue
                 view = self.view(obj, entry)
@@ -146,15 +151,21 @@ class WorkloadService:
         out.sort(key=lambda v: (v.namespace or "", v.kind, v.name))
         return out
 
-    def workload(self, namespace: str | None, group: str, kind: str, name: str) -> WorkloadView:
+    def workload(self, namespace: str | None, group: str, kind: str, name: str, *,
+                 allow: Callable[[GVK, str | None], bool] | None = None) -> WorkloadView:
         """One workload by identity (any served version of group/kind).
 
+        ``allow`` (root GVK, namespace) hides what the caller may not see: a hidden
+        workload raises the same error as a missing one.
+
         Raises:
-            WorkloadNotFound: no definition for the kind, or no such object.
+            WorkloadNotFound: no definition for the kind, no such object, or not allowed.
         """
         for entry in self.registry.entries():
             gvk = entry.gvk
             if gvk.group == group and gvk.kind.lower() == kind.lower():
+                if allow is not None and not allow(gvk, namespace or None):
+                    continue
                 obj = self.reader.get(gvk, namespace, name)
                 if obj is not None:
                     return self.view(obj, entry)

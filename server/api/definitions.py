@@ -9,6 +9,10 @@ accepts ``{"catalog": "<type>"}`` to register a built-in definition. Registratio
 upsert (201 when new, 200 when replaced); every problem of every entry is reported
 together (422) and nothing is stored unless all entries are valid.
 
+Writes need ``create`` (registration, dry runs included) or ``delete`` (removal) on
+``kartas.run.ai`` (403 otherwise, checked before anything is parsed or stored) and run as
+the caller (``server.auth.writes``).
+
 A workload type is a (group, kind) with one definition per version; its id is a UUID
 derived from group and kind, so every server instance gives the same id.
 """
@@ -23,8 +27,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from schema.definitions import unreadable_as_invalid
+from server.api.auth import guard_of
 from server.api.bodies import body_text, flag, json_object
 from server.api.runtime import runtime_of
+from server.auth.writes import writing_as
 from server.definitions.load import check_definition
 from server.definitions.parse import KARTA_API_VERSION
 from server.definitions.registry import DefinitionRegistry, Entry
@@ -164,6 +171,13 @@ async def create_workload_type(request: Request) -> JSONResponse:
     """
     runtime = runtime_of(request)
     registrar = runtime.require_registrar()
+    async with writing_as(guard_of(request), "create"):
+        with unreadable_as_invalid():
+            return await _create_workload_type(request, registrar)
+
+
+async def _create_workload_type(request: Request, registrar: Registrar) -> JSONResponse:
+    runtime = runtime_of(request)
     body = await json_object(request)
     if "catalog" in body:
         if not isinstance(body["catalog"], str):
@@ -231,6 +245,11 @@ async def delete_workload_type(request: Request) -> JSONResponse:
       '503': {$ref: '#/components/responses/NotReady'}
     """
     registrar = runtime_of(request).require_registrar()
+    async with writing_as(guard_of(request), "delete"):
+        return await _delete_workload_type(request, registrar)
+
+
+async def _delete_workload_type(request: Request, registrar: Registrar) -> JSONResponse:
     group, kind, entries = _find_type(request)
     before = type_dict(group, kind, entries)
     mine = [e for e in registrar.registry.registered(registrar.store.origin) if e.gvk.group_kind == (group, kind)]
@@ -263,7 +282,10 @@ async def create_definition(request: Request) -> JSONResponse:
     """
     registrar = runtime_of(request).require_registrar()
     dry_run = flag(request, "dryRun")
-    outcome = await registrar.register(await body_text(request), dry_run=dry_run)
+    async with writing_as(guard_of(request), "create"):
+        text = await body_text(request)
+        with unreadable_as_invalid():
+            outcome = await registrar.register(text, dry_run=dry_run)
     entry = outcome.entry or Entry(outcome.definition, registrar.store.origin, outcome.definition.name)
     status = 201 if outcome.created and not dry_run else 200
     return JSONResponse({"definition": definition_dict(entry), "created": outcome.created and not dry_run,
@@ -320,4 +342,5 @@ async def delete_definition(request: Request) -> JSONResponse:
       '503': {$ref: '#/components/responses/NotReady'}
     """
     registrar = runtime_of(request).require_registrar()
-    return JSONResponse(definition_dict(await registrar.unregister(request.path_params["name"])))
+    async with writing_as(guard_of(request), "delete"):
+        return JSONResponse(definition_dict(await registrar.unregister(request.path_params["name"])))

@@ -28,6 +28,7 @@ from server.errors import (
     Unauthorized,
     WorkloadNotFound,
 )
+from server.kube.reviews import ReviewUnavailable
 from server.state import StoreError
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,12 @@ class PayloadTooLarge(ServerError):
     code = "payload_too_large"
 
 
+class DeadlineExceeded(ServerError):
+    """The request did not finish within ``settings.http.request_timeout_s`` (504)."""
+
+    code = "deadline_exceeded"
+
+
 STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (InvalidDefinition, 422),
     (InvalidRequest, 400),
@@ -57,6 +64,8 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (Conflict, 409),
     (CacheNotReady, 503),
     (StoreError, 503),
+    (ReviewUnavailable, 503),
+    (DeadlineExceeded, 504),
     (Forbidden, 403),
     (Unauthorized, 401),
     (WaitTimeout, 408),
@@ -67,7 +76,8 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
 
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
               405: "method_not_allowed", 408: "timeout", 409: "conflict", 413: "payload_too_large",
-              415: "unsupported_media_type", 422: "invalid_definition", 503: "not_ready"}
+              415: "unsupported_media_type", 422: "invalid_definition", 503: "not_ready",
+              504: "deadline_exceeded"}
 
 
 def error_response(status: int, code: str, message: str, details: Sequence[Any] = (),
@@ -93,6 +103,8 @@ def response_for(exc: ServerError) -> JSONResponse:
     """The JSON error response for a domain error."""
     status = status_of(exc)
     headers = {"Retry-After": "5"} if status == 503 else None
+    if status == 401:
+        headers = {"WWW-Authenticate": 'Bearer realm="workload-map-server"'}
     return error_response(status, exc.code, str(exc), details_of(exc), headers)
 
 

@@ -1,14 +1,22 @@
-"""Pure-ASGI middleware: request body limit (JSON 413) and request latency metrics."""
+"""Pure-ASGI middleware: request body limit (JSON 413), per-request time budget (JSON 504)
+and request latency metrics."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from typing import Any
 
+from starlette.requests import HTTPConnection
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.api.errors import PayloadTooLarge, error_response
+from server.api.errors import DeadlineExceeded, PayloadTooLarge, error_response, response_for
+
+log = logging.getLogger(__name__)
+
+DEADLINE_KEY = "wmap.deadline"
 
 
 class BodyLimitMiddleware:
@@ -77,3 +85,52 @@ class MetricsMiddleware:
         finally:
             self.metrics.observe_request(scope.get("method", ""), self._route(scope), status,
                                          time.perf_counter() - started)
+
+
+class DeadlineMiddleware:
+    """Give every HTTP request ``seconds`` until its response starts; then cancel the
+    handler and answer a JSON 504 ``deadline_exceeded``.
+
+    Once the response has started (streams: SSE subscriptions, multipart) the budget no
+    longer applies. A handler that legitimately waits longer (``?wait=`` on the phase
+    endpoint) moves its own deadline with :func:`extend_deadline`. Work that never yields to
+    the event loop cannot be interrupted; that is bounded elsewhere (page size, jq caps).
+    """
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.seconds <= 0:
+            await self.app(scope, receive, send)
+            return
+        started = False
+        budget = asyncio.timeout(self.seconds)
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                budget.reschedule(None)
+            await send(message)
+
+        scope[DEADLINE_KEY] = budget
+        try:
+            async with budget:
+                await self.app(scope, receive, sending)
+        except TimeoutError:
+            if not budget.expired():
+                raise
+            log.warning("%s %s exceeded its time budget of %gs", scope.get("method"), scope.get("path"),
+                        self.seconds)
+            if not started:
+                exc = DeadlineExceeded(f"the request did not finish within {self.seconds:g}s")
+                await response_for(exc)(scope, receive, send)
+
+
+def extend_deadline(conn: HTTPConnection, seconds: float) -> None:
+    """Let this request run ``seconds`` from now (no-op without a :class:`DeadlineMiddleware`)."""
+    budget = conn.scope.get(DEADLINE_KEY)
+    if isinstance(budget, asyncio.Timeout):
+        budget.reschedule(asyncio.get_running_loop().time() + seconds)

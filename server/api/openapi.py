@@ -69,8 +69,17 @@ COMPONENTS: dict[str, Any] = {
         "Conflict": _error_response("Conflicts with the stored state"),
         "Invalid": _error_response("Invalid definition: every problem in details"),
         "NotReady": _error_response("Caches not synced yet, or the definition store is unavailable"),
+        "Unauthorized": _error_response("No bearer token, or the API server does not accept it (auth kubernetes)"),
+        "Forbidden": _error_response("The caller may not do this (SubjectAccessReview)"),
+        "DeadlineExceeded": _error_response("The request did not finish within its time budget"),
+        "PayloadTooLarge": _error_response("The request body exceeds the size limit"),
     },
+    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description":
+                                   "A Kubernetes bearer token (with --auth kubernetes), checked with a TokenReview"}},
 }
+
+OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz", "/metrics"})
+WRITES = frozenset({"post", "delete"})
 
 GRAPHQL_PATH: dict[str, Any] = {
     "get": {"summary": "GraphiQL (browsers) or a GraphQL query via GET", "responses": {
@@ -99,9 +108,24 @@ _GENERATOR = build_generator()
 
 
 def openapi_document(routes: list[Any]) -> dict[str, Any]:
-    """The OpenAPI document for ``routes`` (a fresh copy)."""
+    """The OpenAPI document for ``routes`` (a fresh copy), with the answers every operation
+    may give added: 401 and the bearer scheme except on the open paths, 403 on writes,
+    413 on bodies and 504 (time budget)."""
     generator = SchemaGenerator(copy.deepcopy(_GENERATOR.base_schema))
-    return generator.get_schema(routes)
+    document = generator.get_schema(routes)
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            responses.setdefault("504", {"$ref": "#/components/responses/DeadlineExceeded"})
+            if method in ("post", "put", "patch"):
+                responses.setdefault("413", {"$ref": "#/components/responses/PayloadTooLarge"})
+            if path in OPEN_PATHS:
+                continue
+            operation.setdefault("security", [{"bearer": []}])
+            responses.setdefault("401", {"$ref": "#/components/responses/Unauthorized"})
+            if method in WRITES and path != "/graphql":
+                responses.setdefault("403", {"$ref": "#/components/responses/Forbidden"})
+    return document
 
 
 async def openapi(request: Request) -> JSONResponse:

@@ -14,17 +14,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from schema.pagination import paginate
+from server.api.auth import guard_of
 from server.api.bodies import duration, integer
 from server.api.errors import WaitTimeout
+from server.api.middleware import extend_deadline
 from server.api.runtime import runtime_of
+from server.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
 from server.definitions.phases import Phase
 from server.errors import InvalidRequest
 from server.kube.reader import ChangeEvent
 from server.resolution import WorkloadView
 from server.service import WorkloadService
 
-MAX_WAIT_S = 600.0
 DEFAULT_WAIT_S = 30.0
+WAIT_GRACE_S = 5.0
 
 
 def summary(view: WorkloadView) -> dict[str, Any]:
@@ -77,17 +80,36 @@ async def list_workloads(request: Request) -> JSONResponse:
     full = q.get("view", "summary")
     if full not in ("summary", "full"):
         raise InvalidRequest(f"view must be summary or full, got {full!r}")
-    views = service.workloads(namespace=request.path_params.get("namespace"), kind=q.get("kind") or None,
-                              group=group, phase=phase, definition=q.get("definition") or None)
-    page = paginate(views, first=integer(request, "limit"), after=q.get("continue"), name="limit")
-    items = [v.to_dict() if full == "full" else summary(v) for v in page.items]
+    size, after = integer(request, "limit"), q.get("continue")
+    paginate([], first=size, after=after, name="limit")  # bad paging input fails before any review
+    filters: dict[str, Any] = {"namespace": request.path_params.get("namespace"), "kind": q.get("kind") or None,
+                               "group": group, "definition": q.get("definition") or None}
+    allow = await list_scope(guard_of(request), service, **filters)
+    views = service.workloads(**filters, phase=phase, allow=allow)
+    page = paginate(views, first=size, after=after, name="limit")
+    if full == "full":
+        items = [await _full(request, v) for v in page.items]
+    else:
+        items = [summary(v) for v in page.items]
     return JSONResponse({"items": items, "count": len(items), "totalCount": page.total,
                          "continue": page.end_cursor if page.has_next else None})
 
 
-def _workload(request: Request, service: WorkloadService) -> WorkloadView:
+async def _full(request: Request, view: WorkloadView) -> dict[str, Any]:
+    """``view.to_dict()``, without pod details unless the caller may get pods in its namespace."""
+    visible = await pod_namespaces(guard_of(request), [view.namespace])
+    doc = view.to_dict()
+    return doc if visible is None or view.namespace in visible else hide_pod_details(doc)
+
+
+async def _scope(request: Request, service: WorkloadService) -> Allow | None:
     p = request.path_params
-    return service.workload(p["namespace"], _group(p["group"]), p["kind"], p["name"])
+    return await workload_scope(guard_of(request), service, p["namespace"], _group(p["group"]), p["kind"])
+
+
+def _workload(request: Request, service: WorkloadService, allow: Allow | None) -> WorkloadView:
+    p = request.path_params
+    return service.workload(p["namespace"], _group(p["group"]), p["kind"], p["name"], allow=allow)
 
 
 async def get_workload(request: Request) -> JSONResponse:
@@ -106,7 +128,7 @@ async def get_workload(request: Request) -> JSONResponse:
       '503': {$ref: '#/components/responses/NotReady'}
     """
     service = runtime_of(request).require_service()
-    return JSONResponse(_workload(request, service).to_dict())
+    return JSONResponse(await _full(request, _workload(request, service, await _scope(request, service))))
 
 
 def _phase_body(view: WorkloadView) -> dict[str, Any]:
@@ -132,13 +154,17 @@ async def get_phase(request: Request) -> JSONResponse:
       '408': {description: 'The phase was not reached in time (details hold the last phases)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
       '503': {$ref: '#/components/responses/NotReady'}
     """
-    service = runtime_of(request).require_service()
+    runtime = runtime_of(request)
+    service = runtime.require_service()
     q = request.query_params
-    if not q.get("wait"):
-        return JSONResponse(_phase_body(_workload(request, service)))
-    target = parse_phase(q["wait"], name="wait")
-    timeout = duration(q.get("timeout", f"{DEFAULT_WAIT_S:g}s"), name="timeout", maximum=MAX_WAIT_S)
-    view = await wait_for_phase(service, request, target, timeout)
+    target = parse_phase(q["wait"], name="wait") if q.get("wait") else None
+    maximum = runtime.settings.http.max_wait_s
+    timeout = duration(q.get("timeout", f"{min(DEFAULT_WAIT_S, maximum):g}s"), name="timeout", maximum=maximum)
+    allow = await _scope(request, service)
+    if target is None:
+        return JSONResponse(_phase_body(_workload(request, service, allow)))
+    extend_deadline(request, timeout + WAIT_GRACE_S)
+    view = await wait_for_phase(service, request, target, timeout, allow=allow)
     return JSONResponse(_phase_body(view))
 
 
@@ -151,11 +177,12 @@ def _concerns(event: ChangeEvent, view: WorkloadView) -> bool:
             and meta.get("namespace") == view.namespace)
 
 
-async def wait_for_phase(service: WorkloadService, request: Request, target: Phase, timeout: float) -> WorkloadView:
+async def wait_for_phase(service: WorkloadService, request: Request, target: Phase, timeout: float, *,
+                         allow: Allow | None = None) -> WorkloadView:
     """Wait on the reader's change queue until ``target`` is among the workload's phases.
 
     The view is recomputed only after an event that concerns the workload; the queue is
-    released in ``finally``.
+    released in ``finally``. ``allow`` is the caller's visibility (decided once, up front).
 
     Raises:
         WorkloadNotFound: the workload does not exist (or disappears while waiting).
@@ -165,7 +192,7 @@ async def wait_for_phase(service: WorkloadService, request: Request, target: Pha
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     try:
-        view = _workload(request, service)
+        view = _workload(request, service, allow)
         while target not in view.phases:
             remaining = deadline - loop.time()
             try:
@@ -177,7 +204,7 @@ async def wait_for_phase(service: WorkloadService, request: Request, target: Pha
             while not queue.empty():
                 events.append(queue.get_nowait())
             if any(_concerns(e, view) for e in events):
-                view = _workload(request, service)
+                view = _workload(request, service, allow)
         return view
     finally:
         service.reader.unsubscribe(queue)

@@ -13,6 +13,7 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
+from server.auth.access import Access
 from server.config import Settings
 from server.definitions.registry import DefinitionRegistry
 from server.errors import CacheNotReady
@@ -37,6 +38,9 @@ class Runtime:
         karta_crd: state of the Karta CRD (``present``, ``installed``, ``missing``, ...;
             empty offline).
         extra_states: informer-like statuses to report besides the reader's.
+        access: the caller policy (``OpenAccess`` for ``--auth none``; ``KubernetesAccess``
+            once the cluster client exists); None while starting.
+        closers: coroutine functions run at shutdown (extra API clients).
     """
 
     settings: Settings
@@ -49,6 +53,8 @@ class Runtime:
     karta_crd: str = ""
     metrics: Any = None
     tasks: list[Any] = field(default_factory=list)
+    access: Access | None = None
+    closers: list[Callable[[], Any]] = field(default_factory=list)
 
     def attach(self, reader: Reader, store: DefinitionStore, *, watch: Callable[[GVK], None] | None = None,
                trial_timeout: float | None = None) -> None:

@@ -15,10 +15,10 @@ import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from server.cli.main import EXIT_NO_DEFINITION, EXIT_OK, EXIT_USAGE, build_registry
-from server.config import HttpSettings, KubeSettings, Settings
+from server.config import AuthSettings, HttpSettings, KubeSettings, Settings, environment_defaults
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import InvalidRequest
 from server.kube.reader import Reader
@@ -28,21 +28,32 @@ from server.service import WorkloadService
 from server.state import KARTA_GVK, POD_GVK, DirectoryStore, Registrar
 
 SYNC_TIMEOUT_S = 30.0
+REQUEST_TIMEOUT_S = 30.0
 
 
 def register(sub: Any) -> None:
     """Add ``serve`` and ``get`` to the ``wmap`` parser and the live flags to ``describe``."""
-    s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8080)
+    s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)",
+                       epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
+                              "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
+                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL and WMAP_GPU_RESOURCES.")
+    s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
     _source_flags(s)
     s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
     s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")
-    s.add_argument("--log-format", choices=FORMATS, default="text")
-    s.add_argument("--log-level", default="INFO")
-    s.add_argument("--auth", choices=("none", "kubernetes"), default="none")
+    s.add_argument("--log-format", choices=FORMATS, default=None)
+    s.add_argument("--log-level", default=None)
+    s.add_argument("--auth", choices=("none", "kubernetes"), default=None,
+                   help="kubernetes: callers send a bearer token (TokenReview) and see what they may list "
+                        "(SubjectAccessReview); none: no checks, local use only (default none)")
+    s.add_argument("--impersonate", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --auth kubernetes, write definitions as the caller (default on)")
+    s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
+                   help="serve /metrics without authentication (default on)")
+    s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
     s.set_defaults(func=cmd_serve)
     g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
     g.add_argument("kind", help="Kind (case-insensitive), kind.group or definition name")
@@ -65,29 +76,62 @@ def _source_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--context", default=None)
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """``wmap serve``: build the app and run uvicorn until interrupted."""
-    import uvicorn
+def _pick(args: argparse.Namespace, env: dict[str, Any], name: str, default: Any) -> Any:
+    """The flag when given, else the ``WMAP_*`` environment value, else ``default``."""
+    value = getattr(args, name, None)
+    if value is not None and value != []:
+        return value
+    return env.get(name, default)
 
-    from server.app import create_app
 
-    if args.auth != "none":
-        print("error: --auth kubernetes is not implemented yet; run with --auth none on a trusted network",
-              file=sys.stderr)
-        return EXIT_USAGE
-    settings = Settings(http=HttpSettings(host=args.host, port=args.port),
-                        kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
-                                          namespaces=tuple(args.namespace), snapshot=tuple(args.snapshot),
-                                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
-                        log_format=args.log_format, log_level=args.log_level, auth=args.auth)
+def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
+    """Settings for ``wmap serve`` from flags over ``WMAP_*`` variables over defaults.
+
+    Raises:
+        InvalidRequest: a ``WMAP_*`` variable does not parse.
+    """
+    try:
+        env = environment_defaults(environ)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
+    http = HttpSettings(host=_pick(args, env, "host", "127.0.0.1"), port=_pick(args, env, "port", 8080),
+                        request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S))
+    auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
+    settings = Settings(
+        http=http, auth=auth,
+        kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
+                          namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=tuple(args.snapshot),
+                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
+        log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
+        gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
+        metrics_public=_pick(args, env, "metrics_public", True))
+    if auth.mode not in ("none", "kubernetes"):
+        raise InvalidRequest(f"WMAP_AUTH must be none or kubernetes, got {auth.mode!r}")
+    if settings.log_format not in FORMATS:
+        raise InvalidRequest(f"WMAP_LOG_FORMAT must be one of {', '.join(FORMATS)}, got {settings.log_format!r}")
     if args.catalog_dir:
         settings.catalog_dir = Path(args.catalog_dir)
     if args.state_dir:
         settings.state_dir = Path(args.state_dir)
+    return settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``wmap serve``: build the app and run uvicorn until interrupted."""
+    import uvicorn
+
+    from server.app import create_app, has_cluster
+
+    settings = serve_settings(args)
+    if settings.auth.mode == "kubernetes" and (settings.kube.snapshot or not has_cluster(settings)):
+        print("error: --auth kubernetes needs a cluster (callers are checked by its API server); "
+              "serve snapshots with --auth none", file=sys.stderr)
+        return EXIT_USAGE
     configure_logging(settings.log_format, settings.log_level)
     app = create_app(settings)
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
-                            ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False)
+                            ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False,
+                            ws_max_size=settings.http.max_body_bytes)
     uvicorn.Server(config).run()
     return EXIT_OK
 

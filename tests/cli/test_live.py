@@ -117,6 +117,6 @@ def test_serve_a_user_snapshot(tmp_path: Path) -> None:
         _stop(proc)
 
 
-def test_serve_refuses_unimplemented_auth(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve", "--auth", "kubernetes"]) == 2
-    assert "not implemented" in capsys.readouterr().err
+def test_serve_refuses_kubernetes_auth_without_a_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--auth", "kubernetes", "--snapshot", FIXTURE]) == 2
+    assert "needs a cluster" in capsys.readouterr().err

@@ -1,0 +1,102 @@
+"""Authentication at the edge: every request gets a ``Guard`` before any handler runs.
+
+:class:`AuthMiddleware` (pure ASGI) reads ``Authorization: Bearer <token>``, asks the
+runtime's policy (``server.auth.access``) who the caller is, and stores the resulting
+``Guard`` in the scope (``wmap.guard``); a missing or rejected token is answered with a
+JSON 401 (``WWW-Authenticate: Bearer``) and the handler never runs. Open paths:
+``/livez``, ``/readyz``, ``/healthz`` and, with ``settings.metrics_public``, ``/metrics``
+(otherwise ``/metrics`` needs ``get`` on the non-resource URL ``/metrics``, as
+kube-apiserver's own does).
+
+WebSockets (GraphQL subscriptions) may authenticate with the header on the upgrade request
+or, as browsers cannot set it, in the ``connection_init`` payload (``server.api.graphql``);
+a websocket with a header that does not authenticate is refused before it is accepted.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server.api.errors import response_for
+from server.api.runtime import Runtime
+from server.auth.access import Guard
+from server.auth.identity import bearer_token
+from server.errors import CacheNotReady, Forbidden, ServerError, Unauthorized
+
+log = logging.getLogger(__name__)
+
+OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz"})
+GUARD_KEY = "wmap.guard"
+
+
+class AuthMiddleware:
+    """Authenticate HTTP requests and websocket upgrades (see the module docstring).
+
+    Args:
+        app: the next ASGI app.
+        runtime: holds the policy (``runtime.access``, set at start-up) and the settings.
+    """
+
+    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or self._is_open(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        conn = HTTPConnection(scope)
+        header = conn.headers.get("authorization")
+        try:
+            guard = await self._guard(scope, header)
+        except ServerError as exc:
+            await self._refuse(scope, receive, send, exc)
+            return
+        if guard is not None:
+            scope[GUARD_KEY] = guard
+        await self.app(scope, receive, send)
+
+    def _is_open(self, path: str) -> bool:
+        return path in OPEN_PATHS or (path == "/metrics" and self.runtime.settings.metrics_public)
+
+    async def _guard(self, scope: Scope, header: str | None) -> Guard | None:
+        """The request's guard; None for a websocket without a header (authenticated later).
+
+        Raises:
+            Unauthorized / Forbidden / CacheNotReady / ReviewUnavailable.
+        """
+        access = self.runtime.access
+        if access is None:
+            raise CacheNotReady("the server is starting; retry shortly")
+        if access.is_open:
+            return Guard(access, await access.authenticate(None))
+        if scope["type"] == "websocket" and header is None:
+            return None
+        token = bearer_token(header)
+        if header is not None and token is None:
+            raise Unauthorized("the Authorization header must be 'Bearer <token>'")
+        guard = Guard(access, await access.authenticate(token))
+        if scope["path"] == "/metrics" and not await guard.allows("get", path="/metrics"):
+            raise Forbidden(f"user {guard.caller.name!r} may not get /metrics")
+        return guard
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, exc: ServerError) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": exc.code})
+            return
+        await response_for(exc)(scope, receive, send)
+
+
+def guard_of(conn: HTTPConnection) -> Guard:
+    """The guard :class:`AuthMiddleware` stored for this request.
+
+    Raises:
+        Unauthorized: none was stored (a websocket that has not authenticated yet).
+    """
+    guard = conn.scope.get(GUARD_KEY)
+    if not isinstance(guard, Guard):
+        raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)")
+    return guard

@@ -1,0 +1,46 @@
+"""The permission rule for definition writes, and writing as the caller.
+
+Registering a definition needs ``create`` on ``kartas.run.ai`` (cluster-scoped), removing
+one needs ``delete`` (SubjectAccessReview; a dry run counts as a registration, as a
+``dryRun`` create does in Kubernetes). Inside :func:`writing_as` every request of an
+``ImpersonatingClient`` (the Karta store's client when impersonation is on) carries the
+caller's identity, so the API server enforces the caller's own RBAC again (``get``,
+``create``, ``update``, ``delete`` on kartas) and its audit log names the caller. A write
+the API server refuses for the caller becomes ``Forbidden`` (403) instead of the store's
+generic 503.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from server.auth.access import Guard
+from server.errors import Forbidden
+from server.kube.reviews import acting_as
+from server.state import KARTA_GVK, StoreError
+
+KARTA_RESOURCE = "kartas"
+
+
+@contextlib.asynccontextmanager
+async def writing_as(guard: Guard, verb: str) -> AsyncIterator[None]:
+    """Require ``verb`` on ``kartas.run.ai``, then run the block acting as the caller.
+
+    Raises:
+        Forbidden: the caller may not ``verb`` kartas (checked before the block runs, or
+            refused by the API server during an impersonated write).
+        ReviewUnavailable: the permission could not be checked.
+    """
+    await guard.require(verb, KARTA_GVK.group, KARTA_RESOURCE)
+    if guard.is_open:
+        yield
+        return
+    with acting_as(guard.caller.name, guard.caller.groups) as acting:
+        try:
+            yield
+        except StoreError:
+            if acting.refused == "caller":
+                raise Forbidden(f"user {guard.caller.name!r} may not write {KARTA_RESOURCE}.{KARTA_GVK.group} "
+                                "(refused by the API server)") from None
+            raise
