@@ -17,7 +17,7 @@ from graphql import GraphQLError
 from strawberry.types import Info
 
 from schema.context import Context
-from schema.definitions import Definition, Problem, RegistrationResult, unreadable_as_invalid
+from schema.definitions import Definition, Problem, RegistrationResult, check_expansion, unreadable_as_invalid
 from server.auth.writes import writing_as
 from server.definitions.registry import Entry
 from server.errors import Forbidden, InvalidDefinition, ServerError
@@ -48,6 +48,7 @@ async def _register(ctx: Context, doc: Any, dry_run: bool) -> RegistrationResult
     try:
         async with writing_as(ctx.guard, "create"):
             with unreadable_as_invalid():
+                check_expansion(doc)
                 outcome = await ctx.registrar.register(doc, dry_run=dry_run)
     except AUTH_ERRORS as exc:
         raise _auth_error(exc) from None

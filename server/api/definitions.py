@@ -27,7 +27,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from schema.definitions import unreadable_as_invalid
+from schema.definitions import check_expansion, unreadable_as_invalid
 from server.api.auth import guard_of
 from server.api.bodies import body_text, flag, json_object
 from server.api.runtime import runtime_of
@@ -284,6 +284,7 @@ async def create_definition(request: Request) -> JSONResponse:
     dry_run = flag(request, "dryRun")
     async with writing_as(guard_of(request), "create"):
         text = await body_text(request)
+        check_expansion(text)
         with unreadable_as_invalid():
             outcome = await registrar.register(text, dry_run=dry_run)
     entry = outcome.entry or Entry(outcome.definition, registrar.store.origin, outcome.definition.name)

@@ -60,7 +60,8 @@ class GraphQLApp(GraphQL[Context, None]):
         try:
             value = super().parse_json(data)
         except (UnicodeDecodeError, RecursionError):
-            raise HTTPException(400, "the GraphQL request is not UTF-8 JSON") from None
+            raise HTTPException(400, "the GraphQL request is not readable JSON (not UTF-8, or nested too "
+                                     "deeply)") from None
         if not isinstance(value, (dict, list)):
             raise HTTPException(400, f"the GraphQL request must be a JSON object, got {type(value).__name__}")
         return value

@@ -142,3 +142,25 @@ async def test_concurrent_abuse_does_not_starve_normal_queries(base: str) -> Non
         results = await asyncio.wait_for(asyncio.gather(*bad, *good), 30)
         assert all(r.status_code in (200, 400) for r in results)
         assert all(r.json()["data"]["workloads"]["totalCount"] == 1 for r in results[20:])
+
+
+def _alias_bomb() -> str:
+    """The catalog JobSet Karta with 10^9 values hidden behind 9 levels of YAML aliases (3 kB)."""
+    text = yaml.safe_dump(jobset_definition("bomb"))
+    levels = ["    l0: &l0 [" + ", ".join(["x"] * 10) + "]"]
+    levels += [f"    l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    return text.replace("  name: bomb\n", "  name: bomb\n  annotations:\n" + "\n".join(levels) + "\n", 1)
+
+
+async def test_a_yaml_alias_bomb_is_refused_quickly(base: str) -> None:
+    bomb = _alias_bomb()
+    assert len(bomb) < 8000
+    register = "mutation($doc: String!) { registerDefinition(definition: $doc) { ok problems { message } } }"
+    async with httpx.AsyncClient(timeout=30) as client:
+        response = await asyncio.wait_for(client.post(f"{base}/api/v1/definitions", content=bomb), 10)
+        assert response.status_code == 400 and "YAML aliases" in response.json()["message"], response.text
+        body = (await asyncio.wait_for(client.post(f"{base}/graphql", json={
+            "query": register, "variables": {"doc": bomb}}), 10)).json()
+        result = body["data"]["registerDefinition"]
+        assert not result["ok"] and "YAML aliases" in result["problems"][0]["message"]
+        await _still_serving(client, base)
