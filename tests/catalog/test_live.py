@@ -35,80 +35,13 @@ pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
 SLUGS = sorted(e.definition.name for e in catalog())
 
 # Fixture states the real API server rejects: (slug, state) -> the server's messages, in the order
-# the objects are created ("<Kind> <name>: create|status HTTP <code>: <message>"). The fixtures are
-# owned elsewhere; these states are strict xfails until their fixtures are corrected.
-REJECTED: dict[tuple[str, str], tuple[str, ...]] = {
-    ('apps-nvidia-com-nimservice-v1alpha1', 'running-autoscaled'): (
-        'NIMService llama3-8b-nim-autoscaled: create HTTP 422: NIMService.apps.nvidia.com "llama3-8b-nim-autoscaled" is invalid: spec: Invalid value: spec.replicas cannot be set when spec.scale.enabled is true',
-    ),
-    ('apps-nvidia-com-nimservice-v1alpha1', 'running-multinode'): (
-        'StatefulSet llama3-405b-nim-lws: create HTTP 422: StatefulSet.apps "llama3-405b-nim-lws" is invalid: spec.template.metadata.labels: Invalid value: {"app":"llama3-405b-nim-lws","app.kubernetes.io/instance":"llama3-405b-nim","app.kubernetes.io/managed-by":"k8s-nim-operator","app.kubernetes.io/name":"llama3-405b-nim","app.kubernetes.io/part-of":"nim-service","nim-llm-role":"leader"}: `selector` does not match template `labels`',
-        'StatefulSet llama3-405b-nim-lws-0: create HTTP 422: StatefulSet.apps "llama3-405b-nim-lws-0" is invalid: spec.template.metadata.labels: Invalid value: {"app":"llama3-405b-nim-lws","app.kubernetes.io/instance":"llama3-405b-nim","app.kubernetes.io/managed-by":"k8s-nim-operator","app.kubernetes.io/name":"llama3-405b-nim","app.kubernetes.io/part-of":"nim-service","nim-llm-role":"worker"}: `selector` does not match template `labels`',
-    ),
-    ('leaderworkerset-x-k8s-io-leaderworkerset-v1', 'degraded'): (
-        'StatefulSet vllm-70b-prod: create HTTP 422: StatefulSet.apps "vllm-70b-prod" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-prod","role":"leader"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-prod-0: create HTTP 422: StatefulSet.apps "vllm-70b-prod-0" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-prod"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-prod-1: create HTTP 422: StatefulSet.apps "vllm-70b-prod-1" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-prod"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-prod-2: create HTTP 422: StatefulSet.apps "vllm-70b-prod-2" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-prod"}: `selector` does not match template `labels`',
-    ),
-    ('leaderworkerset-x-k8s-io-leaderworkerset-v1', 'initializing'): (
-        'StatefulSet vllm-70b-starting: create HTTP 422: StatefulSet.apps "vllm-70b-starting" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-starting","role":"leader"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-starting-0: create HTTP 422: StatefulSet.apps "vllm-70b-starting-0" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-starting"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-starting-1: create HTTP 422: StatefulSet.apps "vllm-70b-starting-1" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b-starting"}: `selector` does not match template `labels`',
-    ),
-    ('leaderworkerset-x-k8s-io-leaderworkerset-v1', 'running'): (
-        'StatefulSet vllm-70b: create HTTP 422: StatefulSet.apps "vllm-70b" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b","role":"leader"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-0: create HTTP 422: StatefulSet.apps "vllm-70b-0" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-70b-1: create HTTP 422: StatefulSet.apps "vllm-70b-1" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-70b"}: `selector` does not match template `labels`',
-    ),
-    ('leaderworkerset-x-k8s-io-leaderworkerset-v1', 'running-no-leader-template'): (
-        'StatefulSet vllm-8b-pp2: create HTTP 422: StatefulSet.apps "vllm-8b-pp2" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-8b-pp2"}: `selector` does not match template `labels`',
-        'StatefulSet vllm-8b-pp2-0: create HTTP 422: StatefulSet.apps "vllm-8b-pp2-0" is invalid: spec.template.metadata.labels: Invalid value: {"app":"vllm-8b-pp2"}: `selector` does not match template `labels`',
-    ),
-    ('nvidia-com-dynamographdeployment-v1alpha1', 'running-multinode'): (
-        'StatefulSet trtllm-405b-trtllmworker: create HTTP 422: StatefulSet.apps "trtllm-405b-trtllmworker" is invalid: spec.template.metadata.labels: Invalid value: {"nvidia.com/dynamo-component":"TrtllmWorker","nvidia.com/dynamo-component-type":"worker","nvidia.com/dynamo-graph-deployment-name":"trtllm-405b","nvidia.com/dynamo-namespace":"dynamo-trtllm-405b","nvidia.com/metrics-enabled":"true","nvidia.com/selector":"trtllm-405b-trtllmworker"}: `selector` does not match template `labels`',
-        'StatefulSet trtllm-405b-trtllmworker-0: create HTTP 422: StatefulSet.apps "trtllm-405b-trtllmworker-0" is invalid: spec.template.metadata.labels: Invalid value: {"nvidia.com/dynamo-component":"TrtllmWorker","nvidia.com/dynamo-component-type":"worker","nvidia.com/dynamo-graph-deployment-name":"trtllm-405b","nvidia.com/dynamo-namespace":"dynamo-trtllm-405b","nvidia.com/metrics-enabled":"true","nvidia.com/selector":"trtllm-405b-trtllmworker"}: `selector` does not match template `labels`',
-    ),
-    ('serving-knative-dev-service-v1', 'degraded'): (
-        'Deployment whisper-asr-canary-00001-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet whisper-asr-canary-00001-deployment-tpwzbctlpx: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'Deployment whisper-asr-canary-00002-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet whisper-asr-canary-00002-deployment-qb4hqvl2d4: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'Pod whisper-asr-canary-00001-deployment-tpwzbctlpx-8nmzm: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-        'Pod whisper-asr-canary-00002-deployment-qb4hqvl2d4-nhqq2: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-    ),
-    ('serving-knative-dev-service-v1', 'failed'): (
-        'Deployment whisper-asr-typo-00001-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet whisper-asr-typo-00001-deployment-tmf2b5npr7: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'Pod whisper-asr-typo-00001-deployment-tmf2b5npr7-42rx8: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-    ),
-    ('serving-knative-dev-service-v1', 'initializing'): (
-        'Deployment whisper-asr-new-00001-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet whisper-asr-new-00001-deployment-lkmwf9gzg9: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'Pod whisper-asr-new-00001-deployment-lkmwf9gzg9-kwl9z: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-    ),
-    ('serving-knative-dev-service-v1', 'running'): (
-        'Deployment whisper-asr-00001-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet whisper-asr-00001-deployment-qrhvrbqz2d: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'Pod whisper-asr-00001-deployment-qrhvrbqz2d-5cf4c: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-        'Pod whisper-asr-00001-deployment-qrhvrbqz2d-gh82x: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-    ),
-    ('serving-knative-dev-service-v1', 'running-hpa-class'): (
-        'Deployment text-embedder-00001-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet text-embedder-00001-deployment-h7cb2kjh4t: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'Pod text-embedder-00001-deployment-h7cb2kjh4t-vtbzf: create HTTP 400: Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.timeoutSeconds"',
-    ),
-    ('serving-knative-dev-service-v1', 'running-scaled-to-zero'): (
-        'Deployment whisper-asr-idle-00001-deployment: create HTTP 400: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-        'ReplicaSet whisper-asr-idle-00001-deployment-w27r8bxbxj: create HTTP 400: ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.template.spec.timeoutSeconds"',
-    ),
-}
+# the objects are created ("<Kind> <name>: create|status HTTP <code>: <message>"). A state listed
+# here is a strict xfail until its fixture is corrected. Empty: every fixture state is valid.
+REJECTED: dict[tuple[str, str], tuple[str, ...]] = {}
 
 # Rejections that come from an operator CRD's own validation (CEL, enums, ...): expected only when
 # that CRD is the operator's (shared) one, not the project's minimal preserve-unknown-fields CRD.
-NEEDS_SHARED_CRD: dict[tuple[str, str], str] = {
-    ("apps-nvidia-com-nimservice-v1alpha1", "running-autoscaled"): "nimservices.apps.nvidia.com",
-}
+NEEDS_SHARED_CRD: dict[tuple[str, str], str] = {}
 
 
 class Rejected(AssertionError):

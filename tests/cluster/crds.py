@@ -50,6 +50,7 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices"),
     CrdSpec("serving.knative.dev", "v1", "Service", "services"),
     CrdSpec("serving.knative.dev", "v1", "Revision", "revisions"),
+    CrdSpec("serving.knative.dev", "v1", "Configuration", "configurations"),
     CrdSpec("apps.nvidia.com", "v1alpha1", "NIMService", "nimservices"),
     CrdSpec("apps.nvidia.com", "v1alpha1", "NIMCache", "nimcaches"),
     CrdSpec("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets"),
