@@ -69,7 +69,7 @@ def parse_definition(doc: Any, problems: list[Problem]) -> Definition | None:
     if "structureDefinition" in doc and "spec" not in doc:
         doc = {"apiVersion": KARTA_API_VERSION, "kind": "Karta", "metadata": {}, "spec": doc}
     key = (doc.get("apiVersion"), doc.get("kind"))
-    source_format = FORMATS.get(key)  # type: ignore[arg-type]
+    source_format = FORMATS.get(key) if all(isinstance(k, str) for k in key) else None  # type: ignore[arg-type]
     if source_format is None:
         problems.append(Problem("kind", f"expected apiVersion {KARTA_API_VERSION} kind Karta (or {LEGACY_API_VERSION} "
                                         f"ResourceInterface), got apiVersion {key[0]!r} kind {key[1]!r}"))

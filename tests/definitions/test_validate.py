@@ -213,3 +213,10 @@ def test_registration_trial_names_the_non_terminating_field() -> None:
         "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath: jq expression 'def f: f; f' "
         "did not finish within 2 s on a sample object"]
     assert check_termination(load_definition(copy.deepcopy(BASE)), timeout=5) == []
+
+
+@pytest.mark.parametrize("bad", [{"apiVersion": {"a": 1}, "kind": "Karta"}, {"apiVersion": "run.ai/v1alpha1",
+                                                                            "kind": ["Karta"]}, [1, 2], "text", 5])
+def test_non_string_identity_fields_are_problems_not_crashes(bad: object) -> None:
+    definition, problems = check_definition(bad)
+    assert definition is None and len(problems) == 1
