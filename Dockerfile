@@ -39,6 +39,7 @@ WORKDIR /app
 COPY server/ /app/server/
 COPY schema/ /app/schema/
 COPY catalog/ /app/catalog/
+COPY deploy/crds/ /app/deploy/crds/
 # bytecode compiled at build time: the root filesystem is read-only in the cluster
 RUN python -m compileall -q /app/server /app/schema
 # /app is the application root: server/config.py finds catalog/ and server/sample/ relative to

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from pathlib import Path
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any, cast
@@ -44,7 +45,7 @@ from server.api.routes import build_routes
 from server.api.runtime import Runtime
 from server.auth.access import Access, KubernetesAccess, OpenAccess
 from server.config import Settings
-from server.definitions.catalog import load_catalog
+from server.definitions.catalog import load_catalog, load_definition_dir
 from server.definitions.registry import DefinitionRegistry
 from server.kube.reader import Reader
 from server.kube.snapshot import SnapshotReader
@@ -54,6 +55,16 @@ log = logging.getLogger(__name__)
 
 
 AUTH_MODES = ("none", "kubernetes")
+
+
+def _load_extra_definitions(registry: DefinitionRegistry, directory: Path) -> None:
+    """Register the definition files of ``directory`` (origin ``file``); skip and log bad ones."""
+    loaded, skipped = load_definition_dir(directory)
+    for name, definition in loaded:
+        registry.register(definition, origin="file", key=definition.name)
+        log.info("loaded definition %s (%s) from %s", definition.name, definition.gvk, name)
+    for message in skipped:
+        log.warning("skipping definition file %s", message)
 
 
 def create_app(settings: Settings, *, reader: Reader | None = None, registry: DefinitionRegistry | None = None,
@@ -76,6 +87,8 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
     if settings.auth.mode not in AUTH_MODES:
         raise ValueError(f"auth mode must be one of {', '.join(AUTH_MODES)}, got {settings.auth.mode!r}")
     runtime = Runtime(settings, registry or DefinitionRegistry(load_catalog(settings.catalog_dir)))
+    if settings.definitions_dir is not None:
+        _load_extra_definitions(runtime.registry, settings.definitions_dir)
     runtime.metrics = Metrics(lambda: runtime)
     runtime.access = access if access is not None else (OpenAccess() if settings.auth.mode == "none" else None)
     if reader is not None:

@@ -96,6 +96,8 @@ class Settings:
     Attributes:
         catalog_dir: built-in definitions.
         state_dir: where registered definitions are stored offline (snapshot mode).
+        definitions_dir: extra definition files loaded at start (origin ``file``; the Helm
+            chart mounts its ``extraDefinitions`` there); a bad file is skipped and logged.
         auth: caller identity and permissions (see :class:`AuthSettings`).
         log_format: ``text`` or ``json``.
         gpu_resources: extra resource names counted as whole GPUs.
@@ -108,6 +110,9 @@ class Settings:
     catalog_dir: Path = field(default_factory=default_catalog_dir)
     sample_dir: Path = field(default_factory=default_sample_dir)
     state_dir: Path = field(default_factory=lambda: Path(os.environ.get("WMAP_STATE_DIR") or ".wmap-state"))
+    definitions_dir: Path | None = field(
+        default_factory=lambda: Path(os.environ["WMAP_DEFINITIONS_DIR"]) if os.environ.get("WMAP_DEFINITIONS_DIR")
+        else None)
     auth: AuthSettings = field(default_factory=AuthSettings)
     log_format: str = "text"
     log_level: str = "INFO"

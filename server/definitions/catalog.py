@@ -18,7 +18,7 @@ from pathlib import Path
 
 from server.definitions.load import load_definition, load_documents
 from server.definitions.model import Definition
-from server.errors import DefinitionError, DefinitionNotFound, InvalidDefinition
+from server.errors import DefinitionError, DefinitionNotFound, InvalidDefinition, ServerError
 from server.gvk import GVK
 
 ALIASES_ANNOTATION = "workload-map.run.ai/aliases"
@@ -104,3 +104,31 @@ def load_catalog(directory: str | Path) -> Catalog:
             entries.append(CatalogEntry(definition, path.name, aliases,
                                         str(annotations.get(SOURCE_VERSION_ANNOTATION, ""))))
     return Catalog(entries)
+
+
+def load_definition_dir(directory: str | Path) -> tuple[list[tuple[str, Definition]], list[str]]:
+    """Extra definitions mounted as files (``*.yaml``, ``*.yml``, ``*.json``; not recursive).
+
+    Unlike the built-in catalog, a bad file is skipped, never fatal: a broken definition
+    must not take the others (or the server) down.
+
+    Returns:
+        ``[(file name, definition)]`` for the valid documents and one message per skipped
+        document (file, and every problem).
+    """
+    loaded: list[tuple[str, Definition]] = []
+    skipped: list[str] = []
+    for path in sorted(Path(directory).glob("*")):
+        if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
+            continue
+        try:
+            docs = load_documents(path.read_text(encoding="utf-8"), source=path.name)
+        except (OSError, UnicodeDecodeError, ServerError) as exc:
+            skipped.append(f"{path.name}: {exc}")
+            continue
+        for doc in docs:
+            try:
+                loaded.append((path.name, load_definition(doc)))
+            except ServerError as exc:
+                skipped.append(f"{path.name}: {exc}")
+    return loaded, skipped

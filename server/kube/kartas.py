@@ -22,7 +22,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 from kubernetes_asyncio.client import CustomObjectsApi
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -42,27 +45,19 @@ CRD_NAME = f"{PLURAL}.{GROUP}"
 CrdState = Literal["present", "installed", "missing", "forbidden", "error"]
 
 
-def karta_crd() -> dict[str, Any]:
-    """The ``apiextensions.k8s.io/v1`` manifest of the Karta CRD."""
-    columns = [
-        {"name": "Framework", "type": "string", "jsonPath": ".spec.structureDefinition.rootComponent.kind.kind"},
-        {"name": "Root Component", "type": "string", "jsonPath": ".spec.structureDefinition.rootComponent.name"},
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    ]
-    schema = {"type": "object", "properties": {
-        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": CRD_NAME},
-        "spec": {
-            "group": GROUP, "scope": "Cluster",
-            "names": {"kind": KIND, "listKind": f"{KIND}List", "plural": PLURAL, "singular": "karta",
-                      "shortNames": ["krt"]},
-            "versions": [{"name": VERSION, "served": True, "storage": True, "subresources": {"status": {}},
-                          "additionalPrinterColumns": columns, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
+#: The Karta CRD manifest shipped with the project (the Helm chart templates the same schema;
+#: the container image copies ``deploy/crds/``).
+KARTA_CRD_FILE = Path(__file__).resolve().parents[2] / "deploy" / "crds" / "kartas.run.ai.yaml"
+
+
+def karta_crd(path: Path = KARTA_CRD_FILE) -> dict[str, Any]:
+    """The ``apiextensions.k8s.io/v1`` manifest of the Karta CRD, with its full schema.
+
+    Raises:
+        OSError: the manifest file is missing (a packaging bug).
+    """
+    manifest: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return manifest
 
 
 def _established(crd: Mapping[str, Any]) -> bool:
