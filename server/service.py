@@ -14,6 +14,7 @@ workloads of their own), as upstream ``kli get --all-types`` does.
 from __future__ import annotations
 
 import time
+import logging
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping
@@ -25,8 +26,11 @@ from server.errors import WorkloadNotFound
 from server.gvk import GVK
 from server.kube.reader import Reader
 from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView, resolve
+from server.resolution.resolver import failed_view
 from server.resolution.pods import MAX_OWNER_DEPTH, controller_owner_uid
 from server.resolution.resources import add_into
+
+log = logging.getLogger(__name__)
 
 POD = GVK("", "v1", "Pod")
 GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE")
@@ -54,12 +58,17 @@ class WorkloadService:
     """
 
     def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy = DEFAULT_GPU_POLICY,
-                 memo_size: int = 100_000) -> None:
+                 memo_size: int = 100_000, slow_resolution_s: float = 1.0) -> None:
         self.registry = registry
         self.reader = reader
         self.policy = policy
         self._memo: cachetools.LRUCache[str, tuple[tuple[int, int], WorkloadView]] = cachetools.LRUCache(memo_size)
         self.resolutions = 0
+        #: A resolution slower than this quarantines its definition until the registry
+        #: changes: jq cannot be interrupted and holds the event loop, so a pathological
+        #: definition costs at most one slow evaluation, not one per object and request.
+        self.slow_resolution_s = slow_resolution_s
+        self.quarantined: dict[tuple[str, int], str] = {}
         #: Called after every (non-memoized) resolution with the view and its seconds (metrics).
         self.on_resolved: Callable[[WorkloadView, float], None] | None = None
 
@@ -82,11 +91,26 @@ class WorkloadService:
         related = self.reader.descendants(uid) if uid else []
         pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
+        quarantined = self.quarantined.get((entry.definition.name, self.registry.generation))
+        if quarantined is not None:
+            return failed_view(entry.definition, obj, quarantined, origin=entry.origin, policy=self.policy)
         started = time.perf_counter()
-        view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy)
+        try:
+            view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy)
+        except Exception as exc:  # noqa: BLE001 - one malformed object must not fail a whole list
+            log.exception("resolving %s %s/%s failed", gvk, obj.get("metadata", {}).get("namespace"),
+                          obj.get("metadata", {}).get("name"))
+            view = failed_view(entry.definition, obj, f"resolution failed: {type(exc).__name__}: {exc}",
+                               origin=entry.origin, policy=self.policy)
         self.resolutions += 1
+        seconds = time.perf_counter() - started
+        if seconds > self.slow_resolution_s:
+            message = (f"definition {entry.definition.name} quarantined: resolving {obj.get('metadata', {}).get('name')}"
+                       f" took {seconds:.1f} s (limit {self.slow_resolution_s:g} s); register it again once fixed")
+            log.error("%s", message)
+            self.quarantined[(entry.definition.name, self.registry.generation)] = message
         if self.on_resolved is not None:
-            self.on_resolved(view, time.perf_counter() - started)
+            self.on_resolved(view, seconds)
         if uid:
             self._memo[uid] = (key, view)
         return view

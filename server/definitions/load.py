@@ -80,18 +80,19 @@ def check_termination(definition: Definition, samples: list[Any] | None = None, 
                       timeout: float = 5.0) -> list[Problem]:
     """Evaluate every jq expression of a new definition once, in a child process.
 
-    Static checks cannot prove termination (``def f: f; f`` passes them), and the jq
-    binding cannot be interrupted, so registration runs this before storing a definition.
-    Samples are the live objects of the definition's root kind when the caller has them
-    (``{}`` is always tried).
+    Static checks cannot prove termination (``def f: f; f`` passes them), a runaway
+    recursion can abort the jq library, and the binding cannot be interrupted, so
+    registration runs this before storing a definition (:mod:`server.jq.trial`). Samples
+    are live objects of the definition's kinds when the caller has them (``{}`` is always
+    tried).
 
     Returns:
-        One problem per expression that did not finish within ``timeout`` seconds.
+        One problem per refused expression: did not finish within ``timeout`` seconds,
+        crashed the evaluator, or one evaluation was slower than the per-evaluation limit.
     """
     from server.definitions.validate import jq_fields
-    from server.jq.trial import trial_evaluate
+    from server.jq.trial import trial_reasons
 
     fields = list(jq_fields(definition))
-    slow = set(trial_evaluate([expr for _, expr in fields], list(samples or []), timeout=timeout))
-    return [Problem(path, f"jq expression '{expr}' did not finish within {timeout:g} s on a sample object")
-            for path, expr in fields if expr in slow]
+    reasons = trial_reasons([expr for _, expr in fields], list(samples or []), timeout=timeout)
+    return [Problem(path, f"jq expression '{expr}' {reasons[expr]}") for path, expr in fields if expr in reasons]

@@ -15,6 +15,11 @@ lexing the whole expression, string interpolations included: a forbidden name in
 position is found wherever it is nested. Field access (``.range``), variables
 (``$range``), object keys (``{range: 1}``, ``{range}``) and ``def`` names are not calls.
 Parse errors come from compiling with jq itself (:func:`check_expression`).
+
+Beyond upstream (a definition may be written by anyone allowed to create a Karta, and it
+runs inside the server): ``env``/``$ENV`` (the server's environment, where credentials
+live), ``input``/``inputs``/``debug``/``stderr``/``halt``/``halt_error`` and friends, and
+``import``/``include`` are refused too.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ import re
 from server.errors import JqCompileError
 
 EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
+#: Beyond upstream: builtins that reach outside the object (the server's environment,
+#: other inputs, stderr, the module search path) or stop the jq program.
+OUTSIDE = frozenset({"env", "input", "inputs", "input_filename", "input_line_number", "debug", "stderr", "halt",
+                     "halt_error", "get_search_list", "get_prog_origin", "get_jq_origin"})
 MODIFYING = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 
 _TOKEN = re.compile(
@@ -110,8 +119,14 @@ def forbidden_constructs(expression: str) -> list[str]:
             reason = "recursive descent operator '..' is not allowed"
         elif kind == "op" and value in MODIFYING:
             reason = f"modifying operator '{value}' is not allowed"
+        elif kind == "var" and value in ("$ENV", "$__prog_args"):
+            reason = f"variable '{value}' reads the server's environment and is not allowed"
+        elif kind == "ident" and value in ("import", "include"):
+            reason = "modules (import/include) are not allowed"
         elif kind == "ident" and _is_call(prev, nxt, brackets):
-            if value == "del":
+            if value in OUTSIDE:
+                reason = f"function '{value}' reaches outside the object and is not allowed"
+            elif value == "del":
                 reason = "del function is not allowed"
             elif value in EXCESSIVE:
                 reason = f"function '{value}' may produce excessive output and is not allowed"

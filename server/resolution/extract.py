@@ -82,19 +82,33 @@ def _zip(ids: list[str], outputs: list[Any], field: str, expression: str) -> lis
     return outputs
 
 
+#: Replica counts are int32 in Kubernetes (and upstream converts to int32).
+MAX_REPLICAS = 2**31 - 1
+
+
 def _to_int(value: Any, position: int, field: str, expression: str) -> int | None:
+    """A replica count: numbers, or base-10 numeric strings; null is unset.
+
+    Raises:
+        ExtractionError: not a number, not finite, negative, or beyond int32.
+    """
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise ExtractionError(f"value {value!r} at position {position} is not a number", field, expression)
-    if isinstance(value, (int, float)):
-        return int(value)
-    if isinstance(value, str):
+    number: int | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value == value and value not in (float("inf"), float("-inf")):
+            number = int(value)
+    elif isinstance(value, str) and value.isascii():
         try:
-            return int(value.strip(), 10)
+            number = int(value.strip(), 10)
         except ValueError:
-            pass
-    raise ExtractionError(f"value {value!r} at position {position} is not a number", field, expression)
+            number = None
+    if number is None:
+        raise ExtractionError(f"value {value!r} at position {position} is not a number", field, expression)
+    if number < 0 or number > MAX_REPLICAS:
+        raise ExtractionError(f"value {value!r} at position {position} is out of range 0..{MAX_REPLICAS}", field,
+                              expression)
+    return number
 
 
 def scales(component: Component, ids: list[str], doc: Document) -> list[Scale]:

@@ -16,7 +16,8 @@ _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei"
 _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
             "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
             "P": Decimal("1e15"), "E": Decimal("1e18")}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$",
+                       re.ASCII)
 
 
 class QuantityError(ValueError):
@@ -32,10 +33,13 @@ def parse_quantity(value: Any) -> Decimal:
     if isinstance(value, bool):
         raise QuantityError(f"invalid quantity {value!r}")
     if isinstance(value, (int, float)):
-        return Decimal(str(value))
+        number = Decimal(str(value))
+        if not number.is_finite():
+            raise QuantityError(f"invalid quantity {value!r}")
+        return number
     if not isinstance(value, str):
         raise QuantityError(f"invalid quantity {value!r}")
-    match = _QUANTITY.match(value.strip())
+    match = _QUANTITY.match(value)
     if match is None:
         raise QuantityError(f"invalid quantity {value!r}")
     number, suffix = match.group(1), match.group(2) or ""

@@ -214,3 +214,17 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
 
 def _fields(view: ComponentView) -> dict[str, Any]:
     return {name: getattr(view, name) for name in view.__slots__}  # type: ignore[attr-defined]
+
+
+def failed_view(definition: Definition, root: Mapping[str, Any], message: str, *, origin: str = "catalog",
+                policy: GpuPolicy = DEFAULT_GPU_POLICY) -> WorkloadView:
+    """A view that carries only identity and one error: used when resolution itself failed
+    unexpectedly, so one malformed object never fails a whole list."""
+    meta = root.get("metadata") if isinstance(root.get("metadata"), Mapping) else {}
+    return WorkloadView(
+        name=str(meta.get("name", "")), namespace=meta.get("namespace"), kind=str(root.get("kind", "")),
+        api_version=str(root.get("apiVersion", "")), uid=str(meta.get("uid", "")),
+        resource_version=str(meta.get("resourceVersion", "")), created_at=meta.get("creationTimestamp"),
+        definition=definition.name, origin=origin, phase=Phase.UNDEFINED, phases=[Phase.UNDEFINED], raw_phase=None,
+        conditions=[], components=[], unattributed=[], replicas=Replicas(), requests={}, gpu=GpuFigures(),
+        gangs=[], errors=[ResolutionError(message)], policy=policy)

@@ -38,13 +38,15 @@ class GpuPolicy:
 
     Attributes:
         whole: exact names counted as whole GPU devices.
-        whole_prefixes: name prefixes counted as whole devices (``gpu.intel.com/``).
+        whole_prefixes: name prefixes counted as whole devices (none by default: Intel's
+            plugin exposes ``gpu.intel.com/i915`` and ``xe`` devices next to
+            ``millicores``, ``memory.max`` and ``tiles``, which are not devices).
         partial_prefixes: name prefixes of partial devices kept per profile but not added
             to the whole-GPU total (``nvidia.com/mig-``).
     """
 
-    whole: frozenset[str] = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
-    whole_prefixes: tuple[str, ...] = ("gpu.intel.com/",)
+    whole: frozenset[str] = frozenset({"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"})
+    whole_prefixes: tuple[str, ...] = ()
     partial_prefixes: tuple[str, ...] = ("nvidia.com/mig-",)
 
     def is_gpu(self, name: str) -> bool:
@@ -71,15 +73,33 @@ class RequestResult:
     errors: list[str] = field(default_factory=list)
 
 
+def is_extended(name: str) -> bool:
+    """Extended resources (``<domain>/<name>`` outside ``kubernetes.io``) take whole numbers only."""
+    return "/" in name and not name.startswith(("kubernetes.io/", "requests.", "hugepages-"))
+
+
 def _read(block: Any, where: str, errors: list[str]) -> Requests:
+    """Quantities of a requests/limits block; invalid ones are reported and skipped.
+
+    Kubernetes rejects negative quantities and fractional extended resources
+    ("Resource Management for Pods and Containers", extended resources), so those are
+    errors here too rather than silently counted.
+    """
     out: Requests = {}
     if not isinstance(block, Mapping):
         return out
     for name, raw in block.items():
         try:
-            out[str(name)] = parse_quantity(raw)
+            value = parse_quantity(raw)
         except QuantityError as exc:
             errors.append(f"{where}.{name}: {exc}")
+            continue
+        if value < 0:
+            errors.append(f"{where}.{name}: quantity {raw!r} must not be negative")
+        elif is_extended(str(name)) and value != value.to_integral_value():
+            errors.append(f"{where}.{name}: extended resource quantity {raw!r} must be a whole number")
+        else:
+            out[str(name)] = value
     return out
 
 

@@ -209,9 +209,8 @@ def test_registration_trial_names_the_non_terminating_field() -> None:
     structure(doc)["childComponents"][0]["scaleDefinition"] = {"replicasPath": "def f: f; f"}
     definition = load_definition(doc)  # passes the static checks
     problems = check_termination(definition, [{"spec": {}}], timeout=2)
-    assert [str(p) for p in problems] == [
-        "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath: jq expression 'def f: f; f' "
-        "did not finish within 2 s on a sample object"]
+    assert [p.path for p in problems] == ["spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath"]
+    assert problems[0].message.startswith("jq expression 'def f: f; f' did not finish within ")
     assert check_termination(load_definition(copy.deepcopy(BASE)), timeout=5) == []
 
 
@@ -220,3 +219,15 @@ def test_registration_trial_names_the_non_terminating_field() -> None:
 def test_non_string_identity_fields_are_problems_not_crashes(bad: object) -> None:
     definition, problems = check_definition(bad)
     assert definition is None and len(problems) == 1
+
+
+def test_registration_trial_refuses_crashing_and_slow_expressions() -> None:
+    from server.jq.trial import trial_reasons
+
+    # a runaway recursion aborts the jq library (out of memory) or runs out the clock
+    reasons = trial_reasons(["def f: 1 + f; f", ".ok"], [{}], timeout=3)
+    assert list(reasons) == ["def f: 1 + f; f"]
+    assert reasons["def f: 1 + f; f"].startswith(("crashed the jq evaluator", "did not finish within"))
+    # terminates, but one evaluation costs far more than a navigation path may
+    slow = "reduce limit(300000; repeat(.)) as $x (0; . + 1)"
+    assert trial_reasons([slow], [{}], timeout=20, per_evaluation=0.01)[slow].startswith("one evaluation took ")

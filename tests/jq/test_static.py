@@ -34,6 +34,15 @@ from server.jq.static import forbidden_constructs
     ("reduce (.[] | paths) as $p (0; . + 1)", "function 'paths' may produce excessive output and is not allowed"),
     ("def f: walk(.); f", "function 'walk' may produce excessive output and is not allowed"),
     (".a[range(0;1)]", "function 'range' may produce excessive output and is not allowed"),
+    # beyond upstream: nothing outside the object
+    ("$ENV | to_entries", "variable '$ENV' reads the server's environment and is not allowed"),
+    ("env.HOME", "function 'env' reaches outside the object and is not allowed"),
+    ('"\\(env)"', "function 'env' reaches outside the object and is not allowed"),
+    ("[inputs]", "function 'inputs' reaches outside the object and is not allowed"),
+    (". as $x | input", "function 'input' reaches outside the object and is not allowed"),
+    ("debug", "function 'debug' reaches outside the object and is not allowed"),
+    ('"x" | halt_error', "function 'halt_error' reaches outside the object and is not allowed"),
+    ('import "a" as a; .', "modules (import/include) are not allowed"),
 ])
 def test_forbidden(expression: str, reason: str) -> None:
     assert reason in forbidden_constructs(expression)
@@ -43,7 +52,8 @@ def test_forbidden(expression: str, reason: str) -> None:
 @pytest.mark.parametrize("expression", [
     ".range", ".paths.del", "{range: 1}", "{paths}", ".a == 1", ".a != 1", ".a <= 1 and .b >= 2",
     ".a // 1", '"a..b"', '"del(x)"', "def range: 1; 2", "to_entries[] | select(.value > 0) | .key",
-    "reduce .[] as $x (0; . + $x)", "[.[] | tostring]", "any(.x > 0)", ".a as $range | $range",
+    "reduce .[] as $x (0; . + $x)", "[.[] | tostring]", "any(.x > 0)", ".a as $range | $range", ".env",
+    "{env: 1}", ".metadata.labels.input",
 ])
 def test_allowed(expression: str) -> None:
     assert check_expression(expression) == []

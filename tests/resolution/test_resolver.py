@@ -175,3 +175,19 @@ def test_owner_chain_through_a_pod_is_followed() -> None:
     leader, worker = obj("Pod", "leader-0", "leader-sts"), obj("Pod", "worker-0-1", "worker-sts")
     found = workload_pods(root, [leader_sts, worker_sts], [leader, worker])
     assert [p["metadata"]["uid"] for p in found] == ["leader-0", "worker-0-1"]
+
+
+@pytest.mark.parametrize(("replicas", "message"), [
+    (-3, "value -3 at position 0 is out of range 0..2147483647"),
+    (10**12, "value 1000000000000 at position 0 is out of range 0..2147483647"),
+    (float("inf"), "value inf at position 0 is not a number"),
+    (float("nan"), "value nan at position 0 is not a number"),
+    ("\uff14", "value '\uff14' at position 0 is not a number"),
+])
+def test_bad_replica_counts_are_component_errors(replicas: object, message: str) -> None:
+    definition = _definition({"specDefinition": {"podSpecPath": ".spec.pod"},
+                              "scaleDefinition": {"replicasPath": ".spec.count"}})
+    obj = {**DEMO, "spec": {"count": replicas, "pod": {"containers": [{"name": "c"}]}}}
+    view = resolve(definition, obj)
+    assert view.components[0].errors[0].message == message
+    assert view.phase is Phase.RUNNING

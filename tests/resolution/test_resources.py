@@ -30,7 +30,8 @@ def test_quantities(text: object, value: str) -> None:
     assert parse_quantity(text) == Decimal(value)
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "1Gb", "1.2.3", True, None, "--1", "1 Gi"])
+@pytest.mark.parametrize("bad", ["", "abc", "1Gb", "1.2.3", True, None, "--1", "1 Gi", " 4 ", "\uff14", "\u0664",
+                                 "\uff11Gi", float("inf"), float("nan")])
 def test_invalid_quantities_raise_a_clear_error(bad: object) -> None:
     with pytest.raises(QuantityError, match="invalid quantity"):
         parse_quantity(bad)
@@ -97,3 +98,21 @@ def test_invalid_quantity_is_reported_not_raised() -> None:
 def test_garbage_spec_gives_nothing() -> None:
     assert effective_pod_requests(None).requests == {}
     assert effective_pod_requests({"containers": "nope", "initContainers": [5]}).requests == {}
+
+
+def test_negative_and_fractional_extended_quantities_are_errors() -> None:
+    spec = {"containers": [c("a", {"cpu": "-1", "nvidia.com/gpu": "0.5", "memory": "1Gi"}),
+                           c("b", limits={"amd.com/gpu": "500m", "nvidia.com/gpu": "1"})]}
+    result = effective_pod_requests(spec)
+    assert result.requests == {"memory": Decimal(2**30), "nvidia.com/gpu": Decimal(1)}
+    assert result.errors == [
+        "containers[0].resources.requests.cpu: quantity '-1' must not be negative",
+        "containers[0].resources.requests.nvidia.com/gpu: extended resource quantity '0.5' must be a whole number",
+        "containers[1].resources.limits.amd.com/gpu: extended resource quantity '500m' must be a whole number"]
+
+
+def test_intel_gpu_devices_count_but_not_their_millicores_memory_or_tiles() -> None:
+    spec = {"containers": [c("a", limits={"gpu.intel.com/i915": "1", "gpu.intel.com/millicores": "500",
+                                          "gpu.intel.com/memory.max": "8Gi", "gpu.intel.com/tiles": "2",
+                                          "amd.com/gpu": "2"})]}
+    assert DEFAULT_GPU_POLICY.total(effective_pod_requests(spec).requests) == Decimal(3)
