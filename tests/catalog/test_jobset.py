@@ -35,9 +35,10 @@ CASES = [
          (12, 0, 0)),
     # Failed=True; the leader pod Failed (terminated), the worker Jobs were deleted.
     Case("failed", "Failed", ("Failed",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0), (12, 0, 0)),
-    # spec.suspend true + Suspended=True -> Suspended; no pods.
-    Case("suspended", "Suspended", ("Suspended",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0),
-         (12, 0, 0)),
+    # spec.suspend true + Suspended=True -> Suspended; the controller keeps no pods of a suspended
+    # JobSet (its Jobs are suspended), so nothing is desired: 0 pods, 0 GPUs by spec.
+    Case("suspended", "Suspended", ("Suspended",), {"leader": (0, 0, 0), "worker": (0, 0, 0)}, RJ, (0, 0, 0),
+         (0, 0, 0)),
 ]
 
 
