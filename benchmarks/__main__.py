@@ -86,11 +86,11 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def estimate_in_process_s(sizes: list[int], p: dict[str, Any]) -> float:
-    """Seconds the in-process figures took on the 2-core reference machine (load ~3): about
-    30 s for the resolution and memory samples, then per size 19 s plus 10.3 ms per workload
+    """Seconds the in-process figures take on the 2-core reference machine (load ~2): about
+    35 s for the resolution and memory samples, then per size 15 s plus 8.5 ms per workload
     (generation and store load, cold service pass, bounded query loops)."""
     scale = p["resolution_sample"] / 500
-    return 30.0 * scale + sum(19.0 + 0.0103 * min(s, 200_000) for s in sizes)
+    return 35.0 * scale + sum(15.0 + 0.0085 * min(s, 200_000) for s in sizes)
 
 
 def main(argv: list[str] | None = None) -> int:
