@@ -98,12 +98,15 @@ class Query:
 
     @strawberry.field(description="One workload by identity (group \"\" or \"core\" for the core group); null "
                                   "when it does not exist, no definition covers its kind, or the caller may not "
-                                  "list its kind in its namespace.")
-    async def workload(self, info: Info[Context, None], namespace: str | None, group: str, kind: str,
+                                  "list its kind in its namespace. Omit namespace (or give null) only for "
+                                  "cluster-scoped kinds: a namespaced workload asked for without its namespace "
+                                  "is not found (null).")
+    async def workload(self, info: Info[Context, None], namespace: str | None = None, *, group: str, kind: str,
                        name: str) -> Workload | None:
-        """One workload or null."""
+        """One workload or null (``namespace`` None or "" addresses a cluster-scoped object)."""
         ctx = info.context
         ctx.require_ready()
+        namespace = namespace or None
         allow = await workload_scope(ctx.guard, ctx.service, namespace, _core(group), kind)
         try:
             view = ctx.service.workload(namespace, _core(group), kind, name, allow=allow)

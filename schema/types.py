@@ -9,6 +9,10 @@ get pods (``Context.shows_pods``); these resolvers take ``info`` for that.
 
 Units: ``cpuMillis`` millicores, ``memoryBytes`` bytes (both ``Float`` because GraphQL
 ``Int`` is 32-bit), GPUs whole devices (``Float``: fractional GPU resources exist).
+
+Counts (replicas, gang minimum sizes) stay ``Int``, as in Kubernetes (int32): a count
+beyond the ``Int`` range is clamped to it (:func:`int32`) instead of failing the field,
+which would null the whole workload; the REST JSON view carries the exact value.
 """
 
 from __future__ import annotations
@@ -28,6 +32,21 @@ from server.resolution.view import GpuFigures
 from server.resolution.view import Replicas as ReplicasView
 from server.resolution.view import ResolutionError as ResolutionErrorView
 from server.resolution.view import resources_dict
+
+INT32_MAX = 2**31 - 1
+INT32_MIN = -(2**31)
+CLAMPED = f"Counts beyond the GraphQL Int range are clamped to {INT32_MAX} (the REST view has the exact value)."
+
+
+def int32(value: int) -> int:
+    """``value`` clamped to the GraphQL ``Int`` range (32-bit signed)."""
+    return max(INT32_MIN, min(INT32_MAX, value))
+
+
+def opt_int32(value: int | None) -> int | None:
+    """:func:`int32` keeping None."""
+    return None if value is None else int32(value)
+
 
 Phase = strawberry.enum(PhaseValue, name="Phase", description="A workload phase (Karta status vocabulary).")
 
@@ -125,7 +144,7 @@ def gpu(figures: GpuFigures, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> GpuAggre
     return GpuAggregate(figures=figures, policy=policy)
 
 
-@strawberry.type(description="Desired / current / ready pods and the scale bounds when defined.")
+@strawberry.type(description="Desired / current / ready pods and the scale bounds when defined. " + CLAMPED)
 class Replicas:
     """Copy of :class:`server.resolution.view.Replicas`."""
 
@@ -138,7 +157,8 @@ class Replicas:
     @classmethod
     def of(cls, r: ReplicasView) -> Replicas:
         """From the view value."""
-        return cls(desired=r.desired, current=r.current, ready=r.ready, min=r.min, max=r.max)
+        return cls(desired=int32(r.desired), current=int32(r.current), ready=int32(r.ready), min=opt_int32(r.min),
+                   max=opt_int32(r.max))
 
 
 @strawberry.type(description="A live pod.")
@@ -381,7 +401,7 @@ class Role:
         return gpu(self.view.gpu, self.policy)
 
 
-@strawberry.type(description="A subgroup of a gang.")
+@strawberry.type(description="A subgroup of a gang. " + CLAMPED)
 class GangSubGroup:
     """Name and minimum member count."""
 
@@ -389,7 +409,7 @@ class GangSubGroup:
     min_member: int
 
 
-@strawberry.type(description="An expected gang: pods that must be scheduled together.")
+@strawberry.type(description="An expected gang: pods that must be scheduled together. " + CLAMPED)
 class GangGroup:
     """Copy of :class:`server.resolution.view.GangGroup`."""
 
@@ -403,8 +423,8 @@ class GangGroup:
     @classmethod
     def of(cls, g: GangGroupView) -> GangGroup:
         """From the view value."""
-        return cls(name=g.name, form=g.form, min_member=g.min_member, key=g.key, pods=list(g.pods),
-                   sub_groups=[GangSubGroup(name=n, min_member=m) for n, m in g.sub_groups])
+        return cls(name=g.name, form=g.form, min_member=int32(g.min_member), key=g.key, pods=list(g.pods),
+                   sub_groups=[GangSubGroup(name=n, min_member=int32(m)) for n, m in g.sub_groups])
 
 
 @strawberry.type(description="A condition extracted by the definition's conditionsDefinition.")

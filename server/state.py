@@ -53,6 +53,13 @@ GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/versi
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
+def not_deletable(gvk: GVK) -> Conflict:
+    """The error for removing a definition this server's store does not hold (a built-in
+    catalog entry, or one registered elsewhere: a definition file, a Karta object)."""
+    return Conflict(f"{gvk.kind}.{gvk.group or 'core'} is built in (or registered elsewhere) and cannot be "
+                    "deleted here")
+
+
 class StoreError(ServerError):
     """The definition store cannot be written or read (disk, API server, missing CRD)."""
 
@@ -270,13 +277,18 @@ class Registrar:
         """Remove the registered definition ``key`` from the store and the registry.
 
         Raises:
-            DefinitionNotFound: nothing registered under ``key`` (catalog entries cannot be
-                removed).
+            Conflict: ``key`` names a built-in catalog definition or one of another origin
+                (see :func:`not_deletable`).
+            DefinitionNotFound: no definition at all is named ``key``.
             StoreError: the store could not be written.
         """
         async with self._lock:
             entry = next((e for e in self.registry.registered(self.store.origin) if e.key == key), None)
             if entry is None:
+                elsewhere = next((e for e in [*self.registry.entries(), *self.registry.registered()]
+                                  if key in (e.key, e.definition.name)), None)
+                if elsewhere is not None:
+                    raise not_deletable(elsewhere.gvk)
                 raise DefinitionNotFound(f"no registered definition named {key!r}")
             await self.store.delete(key)
             self.registry.unregister(origin=self.store.origin, key=key)

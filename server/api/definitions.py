@@ -5,9 +5,15 @@
 ``resourceInterfaces[].spec`` (one Karta spec per served version, each stored as one
 definition named by the catalog slug rule); other fields (``categoryId``,
 ``priorityId``, ``preemptibility``, ...) are kept in an annotation and echoed. It also
-accepts ``{"catalog": "<type>"}`` to register a built-in definition. Registration is an
-upsert (201 when new, 200 when replaced); every problem of every entry is reported
-together (422) and nothing is stored unless all entries are valid.
+accepts ``{"catalog": "<type>"}`` to register a built-in definition (a non-empty string; a
+body with both ``catalog`` and Run:ai fields is a 400). Registration is an upsert (201
+when new, 200 when replaced); every problem of every entry is reported together (422) and
+nothing is stored unless all entries are valid. A ``resourceInterfaces[i].version``, when
+given, must be the version of that entry's root kind.
+
+Removal answers 409 for a built-in (catalog) definition or type, or one registered
+elsewhere (a definition file, a Karta object when this server stores elsewhere), on both
+``/workload-types/<id>`` and ``/definitions/<name>``.
 
 Writes need ``create`` (registration, dry runs included) or ``delete`` (removal) on
 ``kartas.run.ai`` (403 otherwise, checked before anything is parsed or stored) and run as
@@ -35,14 +41,16 @@ from server.auth.writes import writing_as
 from server.definitions.load import check_definition
 from server.definitions.parse import KARTA_API_VERSION
 from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, InvalidRequest, Problem
+from server.errors import DefinitionNotFound, InvalidDefinition, InvalidRequest, Problem
 from server.gvk import GVK
-from server.state import Registrar
+from server.state import Registrar, not_deletable
 
 TYPE_ANNOTATION = "workload-map.run.ai/workload-type"
 _KIND = re.compile(r"^[A-Z][a-z0-9]*([A-Z][a-z0-9]*)*$")
 _GROUP = re.compile(r"^[a-z](?:[a-z0-9.-]*[a-z0-9])?$")
 _ID_NAMESPACE = uuid.UUID("6f1c9a52-3d5e-4b8f-9a61-0c7e2d4b5a10")
+RUNAI_FIELDS = ("name", "resourceInterfaces")
+"""Fields that make a body a Run:ai workload type (not allowed beside ``catalog``)."""
 
 
 def definition_dict(entry: Entry) -> dict[str, Any]:
@@ -129,6 +137,11 @@ def runai_documents(body: dict[str, Any]) -> list[dict[str, Any]]:
             if definition.gvk.version in versions:
                 problems.append(Problem(f"{kind_path}.version", f"version {definition.gvk.version} given twice"))
             versions.add(definition.gvk.version)
+        root_version = definition.gvk.version if definition is not None else version
+        given = item.get("version")
+        if given is not None and (not isinstance(given, str) or (root_version and given != root_version)):
+            problems.append(Problem(f"{prefix}.version", f"must equal the version of the spec's root kind "
+                                                         f"({root_version or 'not given'}), got {given!r}"))
         docs.append(doc)
     if problems:
         raise InvalidDefinition(problems, name=str(name or ""))
@@ -180,8 +193,11 @@ async def _create_workload_type(request: Request, registrar: Registrar) -> JSONR
     runtime = runtime_of(request)
     body = await json_object(request)
     if "catalog" in body:
-        if not isinstance(body["catalog"], str):
-            raise InvalidRequest("catalog must be a string naming a built-in type (e.g. jobset)")
+        mixed = [f for f in RUNAI_FIELDS if f in body]
+        if mixed:
+            raise InvalidRequest(f"give either catalog or a Run:ai workload type ({', '.join(mixed)}), not both")
+        if not isinstance(body["catalog"], str) or not body["catalog"].strip():
+            raise InvalidRequest("catalog must be a non-empty string naming a built-in type (e.g. jobset)")
         docs, prefixed = [runtime.registry.catalog.find(body["catalog"]).definition.manifest], False
     else:
         docs, prefixed = runai_documents(body), True
@@ -254,7 +270,7 @@ async def _delete_workload_type(request: Request, registrar: Registrar) -> JSONR
     before = type_dict(group, kind, entries)
     mine = [e for e in registrar.registry.registered(registrar.store.origin) if e.gvk.group_kind == (group, kind)]
     if not mine:
-        raise Conflict(f"{kind}.{group or 'core'} is built in (or registered elsewhere) and cannot be deleted here")
+        raise not_deletable(entries[0].gvk)
     for entry in mine:
         await registrar.unregister(entry.key)
     return JSONResponse(before)
@@ -331,7 +347,8 @@ async def get_definition(request: Request) -> JSONResponse:
 
 
 async def delete_definition(request: Request) -> JSONResponse:
-    """Remove a registered definition by name (built-in ones cannot be removed).
+    """Remove a registered definition by name (built-in ones, and ones registered elsewhere, cannot be
+    removed: 409).
 
     ---
     summary: Delete a definition
@@ -340,6 +357,7 @@ async def delete_definition(request: Request) -> JSONResponse:
     responses:
       '200': {description: The removed definition, content: {application/json: {schema: {$ref: '#/components/schemas/Definition'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
+      '409': {$ref: '#/components/responses/Conflict'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
     registrar = runtime_of(request).require_registrar()

@@ -3,8 +3,14 @@
 ``get`` and ``describe`` read a cluster (kubeconfig chosen as kubectl does: ``--kubeconfig``,
 ``$KUBECONFIG``, ``~/.kube/config``, in-cluster) through a short-lived informer cache
 watching only the kinds they need (plus pods and Kartas, whose definitions are merged
-over the catalog), or ``--snapshot PATH`` files. Exit codes follow ``server.cli.main``:
-1 cluster unreachable, 2 usage, 3 not found, 4 no definition covers the type.
+over the catalog), or ``--snapshot PATH`` files (``-`` for stdin). Exit codes follow
+``server.cli.main``: 1 cluster unreachable, 2 usage (an unknown ``--phase`` too), 3 not
+found, 4 no definition covers the type.
+
+The TYPE of ``get`` (and the KIND of ``describe KIND/NAME``) is a kind (case-insensitive,
+optionally plural), ``kind.group``, a definition name, or a catalog alias (``ray``,
+``ksvc``, ``deploy``: ``wmap catalog`` lists them); an alias names a group/kind, served by
+whichever definition is in force for it (a registered one wins over the catalog).
 """
 
 from __future__ import annotations
@@ -17,10 +23,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from server.cli.main import EXIT_NO_DEFINITION, EXIT_OK, EXIT_USAGE, build_registry
+from server.cli.main import (
+    EXIT_NO_DEFINITION,
+    EXIT_OK,
+    EXIT_USAGE,
+    build_registry,
+    snapshot_paths,
+    snapshot_reader,
+)
 from server.config import AuthSettings, HttpSettings, KubeSettings, Settings, environment_defaults
+from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import InvalidRequest
+from server.errors import DefinitionNotFound, InvalidRequest
 from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
 from server.resolution import WorkloadView
@@ -56,22 +70,27 @@ def register(sub: Any) -> None:
     s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
     s.set_defaults(func=cmd_serve)
     g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
-    g.add_argument("kind", help="Kind (case-insensitive), kind.group or definition name")
+    g.add_argument("kind", metavar="TYPE", help="Kind (case-insensitive), kind.group, definition name or catalog "
+                                                "alias (ray, ksvc, deploy, ...: see `wmap catalog`)")
     g.add_argument("-n", "--namespace", default=None)
     g.add_argument("-A", "--all-namespaces", action="store_true")
-    g.add_argument("--phase", action="append", default=[], help="keep workloads in any of these phases")
+    g.add_argument("--phase", action="append", default=[],
+                   help="keep workloads in any of these phases (comma-separated, repeatable; case-insensitive: "
+                        f"{', '.join(p.value for p in Phase)})")
     g.add_argument("-o", "--output", choices=("table", "json"), default="table")
     _source_flags(g)
     g.add_argument("--log-format", choices=FORMATS, default="text")
     g.set_defaults(func=cmd_get)
     describe_parser = sub.choices.get("describe")
     if describe_parser is not None:  # created by server.cli.main with -n/--kubeconfig/--context
-        describe_parser.add_argument("--snapshot", action="append", default=[], help="read objects from files")
+        describe_parser.add_argument("--snapshot", action="append", default=[],
+                                     help="read objects from files or directories ('-' for stdin)")
         describe_parser.add_argument("--log-format", choices=FORMATS, default="text")
 
 
 def _source_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--snapshot", action="append", default=[], help="serve/read objects from files (repeatable)")
+    p.add_argument("--snapshot", action="append", default=[],
+                   help="serve/read objects from files or directories (repeatable; '-' for stdin)")
     p.add_argument("--kubeconfig", default=None)
     p.add_argument("--context", default=None)
 
@@ -100,7 +119,7 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     settings = Settings(
         http=http, auth=auth,
         kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
-                          namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=tuple(args.snapshot),
+                          namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
@@ -137,19 +156,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:
-    w = wanted.lower()
-    return [e for e in registry.entries()
-            if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),
-                     e.definition.name.lower())]
+    """Definitions in force for a TYPE argument: by kind (singular or plural), ``kind.group``
+    or definition name; failing that, by catalog alias (``Catalog.find``), mapped to the
+    group/kind's definitions in force (so a registered definition still wins)."""
+    w = wanted.strip().lower()
+    direct = [e for e in registry.entries()
+              if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),
+                       e.definition.name.lower())]
+    if direct:
+        return direct
+    try:
+        group_kind = registry.catalog.find(w).gvk.group_kind
+    except DefinitionNotFound:
+        return []
+    return [e for e in registry.entries() if e.gvk.group_kind == group_kind]
 
 
 async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: list[Entry],
                 namespace: str | None) -> tuple[Reader, Any]:
     """A synced reader for ``kinds`` (snapshot or a started cache); returns it and a closer."""
     if args.snapshot:
-        from server.kube.snapshot import SnapshotReader
-
-        reader = SnapshotReader.from_paths(*args.snapshot)
+        reader = snapshot_reader(args.snapshot)
         _merge_kartas(registry, reader)
         return reader, None
     from server.kube.cache import CacheOptions, InformerCache
@@ -221,7 +248,23 @@ def cmd_get(args: argparse.Namespace) -> int:
     return asyncio.run(_get(args))
 
 
+def parse_phases(values: list[str]) -> set[str]:
+    """``--phase`` values (comma-separated, repeatable) as lowercase phase names.
+
+    Raises:
+        InvalidRequest: a name that is not a phase (the message lists the valid ones).
+    """
+    valid = {p.value.lower(): p for p in Phase}
+    wanted = {p.strip().lower() for value in values for p in value.split(",") if p.strip()}
+    unknown = sorted(wanted - set(valid))
+    if unknown:
+        raise InvalidRequest(f"unknown phase {', '.join(repr(u) for u in unknown)} in --phase; valid phases "
+                             f"(case-insensitive): {', '.join(p.value for p in Phase)}")
+    return wanted
+
+
 async def _get(args: argparse.Namespace) -> int:
+    phases = parse_phases(args.phase)
     registry = build_registry(catalog_dir=args.catalog_dir)
     entries = _resolve_kind(registry, args.kind)
     if isinstance(entries, int):
@@ -231,7 +274,6 @@ async def _get(args: argparse.Namespace) -> int:
         raise InvalidRequest("--namespace and --all-namespaces are exclusive")
     reader, close = await _read(args, registry, entries, namespace)
     try:
-        phases = {p.strip().lower() for value in args.phase for p in value.split(",") if p.strip()}
         group_kind = entries[0].gvk.group_kind
         views = [v for v in WorkloadService(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
                                                                         group=group_kind[0])

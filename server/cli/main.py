@@ -4,15 +4,24 @@ Commands: ``describe`` (offline with ``-f``), ``validate``, ``catalog``; the ser
 ``serve`` and live ``get``/``describe`` (see :mod:`server.cli.live`).
 
 Exit codes (as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
-2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type.
+2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type;
+141 (128 + SIGPIPE, as a shell reports a process killed by it) when the reader of the
+output went away (``wmap ... | head``): no traceback, the rest of the output is dropped.
+
+Every file argument (``-f``, ``--definition``, ``--snapshot``, ``validate FILE``) reads
+standard input for ``-``; stdin is read once, so several ``-`` share the same text.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import os
 import sys
-from typing import Sequence
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from server.config import default_catalog_dir
 from server.definitions import load_definition, load_documents
@@ -21,7 +30,72 @@ from server.definitions.load import check_definition
 from server.definitions.registry import DefinitionRegistry
 from server.errors import InvalidDefinition, InvalidRequest, ServerError
 
+if TYPE_CHECKING:
+    from server.kube.snapshot import SnapshotReader
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
+EXIT_BROKEN_PIPE = 128 + 13
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+_stdin_text: str | None = None
+
+
+def stdin_text() -> str:
+    """Standard input, read once (later calls return the same text).
+
+    Raises:
+        InvalidRequest: stdin is not readable text.
+    """
+    global _stdin_text
+    if _stdin_text is None:
+        try:
+            _stdin_text = sys.stdin.read()
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise InvalidRequest(f"cannot read {STDIN_NAME}: {exc}") from None
+    return _stdin_text
+
+
+def _stdin_objects() -> list[dict[str, Any]]:
+    """The objects in stdin, parsed exactly as a snapshot file (errors name ``<stdin>``)."""
+    from server.kube.snapshot import SnapshotError, load_objects
+
+    with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
+        path = Path(directory) / "stdin.yaml"
+        path.write_text(stdin_text(), encoding="utf-8")
+        try:
+            return load_objects(path)
+        except SnapshotError as exc:
+            raise SnapshotError(str(exc).replace(str(path), STDIN_NAME)) from None
+
+
+def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
+    """A reader over every file or directory in ``paths`` (``-``: standard input).
+
+    Raises:
+        SnapshotError: unreadable input or a document that is not a Kubernetes object.
+    """
+    from server.kube.snapshot import SnapshotReader, load_objects
+
+    return SnapshotReader([obj for path in paths
+                           for obj in (_stdin_objects() if path == STDIN else load_objects(path))])
+
+
+def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
+    """``paths`` with ``-`` replaced by a file holding standard input (for readers that take
+    paths, such as ``wmap serve``); the file is removed when the process exits."""
+    if STDIN not in paths:
+        return tuple(paths)
+    fd, name = tempfile.mkstemp(prefix="wmap-stdin-", suffix=".yaml")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(stdin_text())
+    atexit.register(Path(name).unlink, missing_ok=True)
+    return tuple(name if path == STDIN else path for path in paths)
+
+
+def shown(paths: Sequence[str]) -> str:
+    """File arguments for messages (``-`` shown as ``<stdin>``)."""
+    return ", ".join(STDIN_NAME if path == STDIN else path for path in paths)
 
 
 def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None = None) -> DefinitionRegistry:
@@ -32,15 +106,15 @@ def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None
     """
     registry = DefinitionRegistry(load_catalog(catalog_dir or default_catalog_dir()))
     for path in definition_files:
-        for doc in load_documents(_read(path), source=path):
+        for doc in load_documents(_read(path), source=shown([path])):
             registry.register(load_definition(doc), origin="file")
     return registry
 
 
 def _read(path: str) -> str:
+    if path == STDIN:
+        return stdin_text()
     try:
-        if path == "-":
-            return sys.stdin.read()
         with open(path, encoding="utf-8") as handle:
             return handle.read()
     except OSError as exc:
@@ -50,17 +124,16 @@ def _read(path: str) -> str:
 def cmd_describe(args: argparse.Namespace) -> int:
     """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
     from server.cli.render import render
-    from server.kube.snapshot import SnapshotReader
     from server.service import WorkloadService
 
     if not args.file:
         from server.cli import live
         return live.describe(args)
     registry = build_registry(args.definition, args.catalog_dir)
-    reader = SnapshotReader.from_paths(*args.file)
+    reader = snapshot_reader(args.file)
     views = WorkloadService(registry, reader).workloads()
     if not views:
-        print(f"error: no workload in {', '.join(args.file)} is covered by a definition "
+        print(f"error: no workload in {shown(args.file)} is covered by a definition "
               "(`wmap catalog` lists the covered types)", file=sys.stderr)
         return EXIT_NO_DEFINITION
     print(render(views, args.output))
@@ -69,9 +142,10 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``wmap validate FILE``: print every problem; exit 1 when invalid."""
-    docs = load_documents(_read(args.file), source=args.file)
+    source = shown([args.file])
+    docs = load_documents(_read(args.file), source=source)
     if not docs:
-        print(f"error: {args.file} holds no document", file=sys.stderr)
+        print(f"error: {source} holds no document", file=sys.stderr)
         return EXIT_USAGE
     status = EXIT_OK
     for doc in docs:
@@ -84,7 +158,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"INVALID: {name}")
         for problem in problems:
             print(f"  {problem}")
-        print(f"{len(problems)} finding(s) in {args.file}")
+        print(f"{len(problems)} finding(s) in {source}")
     return status
 
 
@@ -97,11 +171,13 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(json.dumps({"items": rows, "count": len(rows)}, indent=2))
         return EXIT_OK
-    width = max((len(r["name"]) for r in rows), default=4)
-    print(f"{'NAME':<{width}}  {'GVK':<50}  SOURCE")
+    table = [("NAME", "GVK", "ALIASES", "SOURCE")]
     for r in rows:
         gvk = f"{r['group'] + '/' if r['group'] else ''}{r['version']}, Kind={r['kind']}"
-        print(f"{r['name']:<{width}}  {gvk:<50}  {r['sourceVersion']}")
+        table.append((r["name"], gvk, ",".join(r["aliases"]), r["sourceVersion"]))
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return EXIT_OK
 
 
@@ -113,7 +189,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("describe", help="resolve workloads from files (-f) or a cluster (KIND/NAME)")
     d.add_argument("target", nargs="?", help="KIND/NAME (live mode)")
     d.add_argument("-f", "--file", action="append", default=[], help="manifest file or directory ('-' for stdin)")
-    d.add_argument("--definition", action="append", default=[], help="extra Karta definition file")
+    d.add_argument("--definition", action="append", default=[], help="extra Karta definition file ('-' for stdin)")
     d.add_argument("-o", "--output", choices=("json", "yaml", "tree"), default="tree")
     d.add_argument("-n", "--namespace", default=None)
     d.add_argument("--kubeconfig", default=None)
@@ -134,7 +210,28 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+    """Run the CLI; returns the exit code (``EXIT_BROKEN_PIPE`` when stdout was closed early)."""
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a closed pipe must fail here, not in the interpreter's final flush
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again (the
+    recipe of the Python ``signal`` documentation)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (tests)
+        pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -12,6 +12,7 @@ from schema.schema import sdl
 from server.app import create_app
 from server.config import Settings
 from server.kube.snapshot import SnapshotReader
+from server.resolution.view import Replicas as ReplicasView
 from tests.api.conftest import gql
 from tests.api.objects import jobset
 
@@ -52,6 +53,77 @@ async def test_one_jobset_is_one_workload_with_two_roles_and_twelve_gpus(client:
 async def test_missing_workload_is_null_not_an_error(client: httpx.AsyncClient) -> None:
     body = await gql(client, WORKLOAD, ns="ml", name="nope")
     assert body["data"]["workload"] is None and "errors" not in body
+
+
+async def test_workload_without_namespace_is_null_for_a_namespaced_kind(client: httpx.AsyncClient) -> None:
+    # the schema marks namespace optional: omitting it was a TypeError ("Unexpected error.")
+    for args in ('', 'namespace: null, ', 'namespace: "", '):
+        body = await gql(client, f'{{ workload({args}group: "jobset.x-k8s.io", kind: "JobSet", name: "train") '
+                                 '{ name } }')
+        assert body == {"data": {"workload": None}}, args
+
+
+DEMO_DEFINITION = """
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: demo}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: demo
+      kind: {group: example.com, version: v1, kind: Demo}
+      specDefinition: {podSpecPath: .spec.pod}
+      scaleDefinition: {replicasPath: .spec.count}
+      statusDefinition:
+        phaseDefinition: {path: .status.state}
+        statusMappings: {running: [{byPhase: up}]}
+"""
+
+
+async def test_cluster_scoped_workload_is_found_without_namespace(settings: Settings) -> None:
+    demo = {"apiVersion": "example.com/v1", "kind": "Demo", "metadata": {"name": "d1", "uid": "u-d1"},
+            "spec": {"count": 2, "pod": {"containers": [{"name": "c"}]}}}
+    app = create_app(settings, reader=SnapshotReader([demo]))
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        registered = await gql(client, "mutation($d: String!) { registerDefinition(definition: $d) { ok problems "
+                                       "{ message } } }", d=DEMO_DEFINITION)
+        assert registered["data"]["registerDefinition"]["ok"], registered
+        body = await gql(client, '{ workload(group: "example.com", kind: "Demo", name: "d1") '
+                                 '{ name namespace replicas { desired } } }')
+    assert body == {"data": {"workload": {"name": "d1", "namespace": None, "replicas": {"desired": 2}}}}
+
+
+async def test_counts_beyond_int32_are_clamped_not_nulled(settings: Settings) -> None:
+    # two roles at the int32 maximum: the workload total (2^32 - 2) is beyond GraphQL Int
+    objects = jobset("llm-pretrain", "ml", {"a": 1, "b": 1})
+    for replicated in objects[0]["spec"]["replicatedJobs"]:
+        replicated["replicas"] = 2**31 - 1
+    app = create_app(settings, reader=SnapshotReader(objects))
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        body = await gql(client, """{ workload(namespace: "ml", group: "jobset.x-k8s.io", kind: "JobSet",
+            name: "llm-pretrain") { name replicas { desired current } roles { replicas { desired } }
+            components { replicas { desired } instances { replicas { desired } } }
+            gangGroups { minMember subGroups { minMember } } gpu { requestedBySpec } } }""")
+        rest = (await client.get("/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/llm-pretrain")).json()
+    assert "errors" not in body, body["errors"]
+    w = body["data"]["workload"]
+    top = 2**31 - 1
+    assert w["name"] == "llm-pretrain" and w["replicas"] == {"desired": top, "current": 2}
+    assert [r["replicas"]["desired"] for r in w["roles"]] == [top, top]
+    assert w["components"][0]["replicas"]["desired"] == top
+    assert all(g["minMember"] <= top for g in w["gangGroups"])
+    assert w["gpu"]["requestedBySpec"] == 4 * 2 * top  # Float: exact
+    assert rest["replicas"]["desired"] == 2 * top  # the REST view keeps the exact count
+
+
+def test_int32_clamp() -> None:
+    from schema.types import Replicas, int32
+
+    assert [int32(v) for v in (0, 5, 2**31 - 1, 2**31, 10**12, -(2**31) - 1)] == [0, 5, 2**31 - 1, 2**31 - 1,
+                                                                                  2**31 - 1, -(2**31)]
+    assert Replicas.of(ReplicasView(desired=10**12, current=1, ready=0, min=None, max=10**13)).max == 2**31 - 1
 
 
 @pytest.mark.parametrize(("group_by", "expected"), [

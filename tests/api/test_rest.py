@@ -12,8 +12,9 @@ from starlette.routing import Route
 
 from server.cli.render import render
 from server.kube.snapshot import SnapshotReader
+from tests.api.conftest import gql
 from tests.api.objects import running
-from tests.api.test_mutations import broken, jobset_definition
+from tests.api.test_mutations import REGISTER, broken, jobset_definition
 
 TRAIN = "/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/train"
 
@@ -180,3 +181,61 @@ async def test_metrics(client: httpx.AsyncClient) -> None:
     assert "wmap_resolution_duration_seconds_count" in text
     assert 'wmap_definitions{origin="catalog"}' in text
     assert "wmap_cache_objects" in text
+
+
+async def test_deleting_a_builtin_definition_is_a_conflict_on_both_routes(client: httpx.AsyncClient) -> None:
+    pod_type = next(t for t in (await client.get("/api/v1/workload-types")).json()["items"] if t["name"] == "Pod")
+    by_type = await client.delete(f"/api/v1/workload-types/{pod_type['id']}")
+    by_name = await client.delete("/api/v1/definitions/core-pod-v1")
+    assert by_type.status_code == by_name.status_code == 409
+    assert by_name.json()["error"] == "conflict" and by_name.json()["message"] == by_type.json()["message"]
+    assert "built in" in by_name.json()["message"]
+    assert (await client.delete("/api/v1/definitions/never-registered")).status_code == 404
+    gone = await gql(client, 'mutation { unregisterDefinition(name: "core-pod-v1") { ok problems { message } } }')
+    assert gone["data"]["unregisterDefinition"]["problems"][0]["message"] == by_name.json()["message"]
+
+
+@pytest.mark.parametrize("body", [{"catalog": ""}, {"catalog": "  "}, {"catalog": 3}])
+async def test_empty_catalog_name_is_a_bad_request(client: httpx.AsyncClient, body: dict) -> None:
+    response = await client.post("/api/v1/workload-types", json=body)
+    assert response.status_code == 400 and "catalog" in response.json()["message"]
+
+
+async def test_catalog_and_runai_fields_together_are_a_bad_request(client: httpx.AsyncClient) -> None:
+    for body in ({"catalog": "jobset", **runai_body(jobset_definition())}, {"catalog": "jobset", "name": "JobSet"}):
+        response = await client.post("/api/v1/workload-types", json=body)
+        assert response.status_code == 400, response.text
+        assert "either catalog or a Run:ai workload type" in response.json()["message"]
+    assert (await client.get(TRAIN)).json()["origin"] == "catalog"
+
+
+async def test_runai_interface_version_must_match_the_spec(client: httpx.AsyncClient) -> None:
+    body = runai_body(jobset_definition())
+    body["resourceInterfaces"][0]["version"] = "v1"
+    response = await client.post("/api/v1/workload-types", json=body)
+    assert response.status_code == 422
+    details = response.json()["details"]
+    assert [p["path"] for p in details] == ["resourceInterfaces[0].version"]
+    assert "v1alpha2" in details[0]["message"]
+    assert (await client.get(TRAIN)).json()["origin"] == "catalog"
+    body["resourceInterfaces"][0]["version"] = "v1alpha2"
+    assert (await client.post("/api/v1/workload-types", json=body)).status_code == 201
+
+
+async def test_dry_run_reports_the_would_be_origin_and_persists_nothing(client: httpx.AsyncClient, app,
+                                                                        settings) -> None:
+    runtime = app.state.runtime
+    generation = runtime.registry.generation
+    dry = await client.post("/api/v1/definitions?dryRun=true", content=yaml.safe_dump(jobset_definition()))
+    assert dry.status_code == 200
+    assert dry.json()["dryRun"] is True and dry.json()["created"] is False
+    assert dry.json()["definition"]["origin"] == "state"  # where it would be stored
+    assert not settings.state_dir.exists() or list(settings.state_dir.iterdir()) == []
+    assert runtime.registry.generation == generation and runtime.registry.registered() == []
+    assert "my-jobset" not in [d["name"] for d in (await client.get("/api/v1/definitions")).json()["items"]]
+    assert (await client.get(TRAIN)).json()["origin"] == "catalog"
+    assert (await client.delete("/api/v1/definitions/my-jobset")).status_code == 404
+    graphql = await gql(client, REGISTER, doc=yaml.safe_dump(jobset_definition()), dry=True)
+    assert graphql["data"]["registerDefinition"]["definition"]["origin"] == "state"
+    assert runtime.registry.registered() == [] and runtime.registry.generation == generation
+    assert not settings.state_dir.exists() or list(settings.state_dir.iterdir()) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -13,7 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
+from server.cli import main as cli_main
+from server.cli.live import serve_settings
 from server.cli.main import main
 
 FIXTURE = str(Path(__file__).parents[1] / "api" / "fixtures" / "jobset.yaml")
@@ -48,6 +52,53 @@ def test_describe_json_matches_the_rest_document(capsys: pytest.CaptureFixture[s
 def test_exit_codes(argv: list[str], code: int, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--snapshot", FIXTURE]) == code
     assert message in capsys.readouterr().err
+
+
+def test_unknown_phase_is_a_usage_error_listing_the_phases(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["get", "jobset", "--phase", "Bogus", "--snapshot", FIXTURE]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "'bogus'" in err
+    for phase in ("Initializing", "Running", "Completed", "Failed", "Degraded", "Suspended", "Suspending",
+                  "Resuming", "Undefined"):
+        assert phase in err
+    assert main(["get", "jobset", "--phase", "running,Bogus", "--snapshot", FIXTURE]) == 2
+    assert main(["get", "jobset", "--phase", "INITIALIZING", "--snapshot", FIXTURE, "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 1
+
+
+@pytest.mark.parametrize(("alias", "kind"), [("ray", "RayCluster"), ("ksvc", "Service"), ("deploy", "Deployment"),
+                                             ("isvc", "InferenceService"), ("jobset", "JobSet")])
+def test_get_accepts_catalog_aliases(alias: str, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["get", alias, "--snapshot", FIXTURE, "-o", "json"]) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["count"] == (1 if kind == "JobSet" else 0)
+
+
+def test_alias_resolves_to_the_registered_definition_when_one_wins(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    karta = yaml.safe_load((REPO / "catalog" / "apps-deployment-v1.yaml").read_text())
+    karta["metadata"] = {"name": "team-deployment"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "ml"},
+                  "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+    snapshot = tmp_path / "with-karta.yaml"
+    snapshot.write_text(yaml.safe_dump_all([karta, deployment]))
+    # "deploy" is only an alias (no kind, plural or definition has that name): the Karta in force wins
+    assert main(["describe", "deploy/web", "-n", "ml", "--snapshot", str(snapshot), "-o", "json"]) == 0
+    view = json.loads(capsys.readouterr().out)
+    assert (view["kind"], view["definition"], view["origin"]) == ("Deployment", "team-deployment", "cluster")
+    assert main(["get", "deploy", "-n", "ml", "--snapshot", str(snapshot), "-o", "json"]) == 0
+    assert [w["definition"] for w in json.loads(capsys.readouterr().out)["items"]] == ["team-deployment"]
+
+
+def test_snapshot_dash_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli_main, "_stdin_text", None)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(Path(FIXTURE).read_text()))
+    assert main(["get", "jobset", "--snapshot", "-", "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 1
+    assert main(["describe", "JobSet/train", "-n", "ml", "--snapshot", "-", "-o", "json"]) == 0  # stdin read once
+    assert json.loads(capsys.readouterr().out)["name"] == "train"
+    settings = serve_settings(cli_main.parser().parse_args(["serve", "--snapshot", "-", "--snapshot", FIXTURE]))
+    stdin_copy, fixture = settings.kube.snapshot
+    assert fixture == FIXTURE and Path(stdin_copy).read_text() == Path(FIXTURE).read_text()
 
 
 def _free_port() -> int:

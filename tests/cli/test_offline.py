@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,61 @@ def test_validate_reports_every_problem_and_exit_code(tmp_path: Path) -> None:
     ok = wmap("validate", "-", stdin=(Path(__file__).resolve().parents[2] / "catalog" /
                                       "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
     assert ok.returncode == 0 and ok.stdout.startswith("OK: jobset-x-k8s-io-jobset-v1alpha2")
+
+
+def test_describe_reads_stdin_for_dash(tmp_path: Path) -> None:
+    text = seed_file(tmp_path).read_text()
+    result = wmap("describe", "-f", "-", "-o", "tree", stdin=text)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("JobSet/train   namespace: ml")
+    # several '-' (and a file beside) share the one stdin text; the definition may come from stdin too
+    both = wmap("describe", "-f", "-", "-f", "-", "-o", "json", stdin=text)
+    assert both.returncode == 0 and json.loads(both.stdout)["name"] == "train"
+    definition = (Path(__file__).resolve().parents[2] / "catalog" / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text()
+    mine = wmap("describe", "-f", str(seed_file(tmp_path)), "--definition", "-", "-o", "json",
+                stdin=definition.replace("name: jobset-x-k8s-io-jobset-v1alpha2", "name: from-stdin", 1))
+    assert mine.returncode == 0, mine.stderr
+    assert (json.loads(mine.stdout)["definition"], json.loads(mine.stdout)["origin"]) == ("from-stdin", "file")
+
+
+def test_describe_stdin_errors_name_stdin() -> None:
+    bad = wmap("describe", "-f", "-", stdin="kind: [unclosed\n")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: <stdin>") and "Traceback" not in bad.stderr
+    empty = wmap("describe", "-f", "-", stdin="")
+    assert empty.returncode == 4 and "no workload in <stdin>" in empty.stderr
+
+
+def test_closed_stdout_exits_quietly(tmp_path: Path) -> None:
+    # the reader of the pipe is gone before anything is written (`wmap ... | head` that already exited)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "server", "describe", "-f", str(seed_file(tmp_path)), "-o",
+                               "json"], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == "" and proc.returncode == 141
+
+
+def test_output_larger_than_the_pipe_cut_by_head(tmp_path: Path) -> None:
+    many = []
+    for index in range(100):  # 100 workloads: far more JSON than a pipe buffer (64 KiB) holds
+        doc = jobset(status=RUNNING_STATUS)
+        doc["metadata"].update(namespace=f"ns-{index}", uid=f"uid-{index}")
+        many.append(doc)
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump_all(many))
+    result = subprocess.run(f"{sys.executable} -m server describe -f {path} -o json | head -n 3",
+                            shell=True, capture_output=True, text=True, timeout=120, check=False)
+    assert len(result.stdout.splitlines()) == 3
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
+
+
+def test_catalog_table_shows_aliases() -> None:
+    result = wmap("catalog")
+    assert result.returncode == 0, result.stderr
+    header, *rows = result.stdout.splitlines()
+    assert header.split() == ["NAME", "GVK", "ALIASES", "SOURCE"]
+    ray = next(r for r in rows if r.startswith("ray-io-raycluster-v1 "))
+    assert "ray,raycluster" in ray.split()
+    assert any("knative,knative-service,ksvc" in r.split() for r in rows)
