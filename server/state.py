@@ -32,13 +32,13 @@ from typing import Any, Protocol
 
 import yaml
 
-from server.definitions.load import check_definition, load_definition, load_documents
+from server.definitions.load import check_definition, check_termination, load_definition, load_documents
 from server.definitions.model import Definition
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.definitions.validate import jq_fields
 from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, Problem, ServerError
 from server.gvk import GVK
-from server.jq.trial import TRIAL_TIMEOUT_S, trial_evaluate
+from server.jq.trial import TRIAL_TIMEOUT_S
 from server.kube.reader import Reader
 
 log = logging.getLogger(__name__)
@@ -246,13 +246,12 @@ class Registrar:
         key = tuple(sorted({e for _, e in fields}))
         if key in self._trial_passed:
             return []
-        slow = await asyncio.to_thread(trial_evaluate, list(key), [], timeout=self.trial_timeout)
-        if not slow:
+        problems = await asyncio.to_thread(check_termination, definition, timeout=self.trial_timeout)
+        if not problems:
             if len(self._trial_passed) > 1024:
                 self._trial_passed.clear()
             self._trial_passed.add(key)
-        return [Problem(path, f"jq expression '{expr}' did not finish within {self.trial_timeout:g} s")
-                for path, expr in fields if expr in slow]
+        return problems
 
     async def register(self, doc: Any, *, dry_run: bool = False) -> Registration:
         """Validate, persist and register ``doc`` (see :meth:`check` for the errors).
@@ -316,7 +315,23 @@ class Registrar:
     async def load_stored(self) -> None:
         """Register everything the store holds; invalid entries are skipped and reported."""
         for stored in await self.store.load():
-            self._load_one(self.store.origin, stored.key, stored.document, stored.source)
+            if await self._passes_trial(self.store.origin, stored.key, stored.document, stored.source):
+                self._load_one(self.store.origin, stored.key, stored.document, stored.source)
+
+    async def _passes_trial(self, origin: str, key: str, doc: Any, source: str) -> bool:
+        """Definitions that arrive without the write path (a Karta applied with kubectl, a
+        state file) get the same trial evaluation before they are used: one that crashes
+        or hangs the evaluator must not take every server replica down."""
+        definition, _ = check_definition(doc) if doc is not None else (None, [])
+        if definition is None:
+            return True  # _load_one reports the validation problems
+        problems = await self._trial(definition)
+        if problems:
+            known = self.skipped.get((origin, key))
+            self.skipped[(origin, key)] = Skipped(origin, key, tuple(problems))
+            if known is None or known.problems != tuple(problems):
+                log.warning("skipping definition %s from %s: %s", key, source, "; ".join(map(str, problems)))
+        return not problems
 
     def _load_one(self, origin: str, key: str, doc: Any, source: str) -> None:
         definition, problems = check_definition(doc) if doc is not None else (None, [Problem("", "unreadable")])
@@ -351,13 +366,18 @@ class Registrar:
         queue = reader.subscribe()
         try:
             for obj in reader.list(KARTA_GVK):
-                self.apply_karta("ADDED", obj)
+                await self._apply_checked("ADDED", obj)
             while True:
                 event = await queue.get()
                 if event.gvk.group_kind == KARTA_GVK.group_kind:
-                    self.apply_karta(event.type, event.obj)
+                    await self._apply_checked(event.type, event.obj)
         finally:
             reader.unsubscribe(queue)
+
+    async def _apply_checked(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == "DELETED" or await self._passes_trial("cluster", name, dict(obj), f"Karta {name}"):
+            self.apply_karta(event_type, obj)
 
 
 def _stored_manifest(definition: Definition, previous: Entry | None) -> dict[str, Any]:

@@ -135,8 +135,11 @@ async def test_kartas_in_a_snapshot_are_cluster_definitions(settings: Settings) 
     reader.add(invalid)
     app = create_app(settings, reader=reader)
     async with app.router.lifespan_context(app), _client(app) as client:
-        await asyncio.sleep(0)  # let the follower apply the initial list
-        view = (await client.get(TRAIN)).json()
+        for _ in range(100):  # the follower applies the initial list after each Karta's trial (~0.1 s)
+            view = (await client.get(TRAIN)).json()
+            if view["origin"] == "cluster":
+                break
+            await asyncio.sleep(0.05)
         assert (view["definition"], view["origin"]) == ("from-cluster", "cluster")
         skipped = (await client.get("/api/v1/definitions")).json()["skipped"]
         assert [s["name"] for s in skipped] == ["broken-karta"]
