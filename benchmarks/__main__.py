@@ -207,6 +207,8 @@ def print_report(doc: dict[str, Any], table: Any, output: Path) -> None:
     print(f"command: {doc['command']}")
     print()
     print(table.render())
+    print("(throughput rows: the p99 column is the slow tail, the 1st-percentile batch rate; "
+          "n = batches, requests or updates measured)")
     print()
     res = doc.get("resolution") or {}
     if res:

@@ -128,7 +128,7 @@ def build_table(doc: dict[str, Any]) -> Table:
         t.add("bytes per memoized view", size, mem["bytes_per_memoized_view"], None, mem["views"], "B")
     cl_sync = ((doc.get("cluster") or {}).get("initial_sync") or {})
     if cl_sync.get("informer_bytes_per_pod_rss"):
-        t.add("RSS growth per pod, informer sync", str(cl_sync.get("pods_cached")),
+        t.add("RSS high-water per pod, informer sync", str(cl_sync.get("pods_cached")),
               cl_sync["informer_bytes_per_pod_rss"], None, 1, "B")
     cl = doc.get("cluster")
     if cl and not cl.get("skipped"):
