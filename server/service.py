@@ -27,7 +27,7 @@ from server.gvk import GVK
 from server.kube.reader import Reader
 from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView, resolve
 from server.resolution.resolver import failed_view
-from server.resolution.pods import MAX_OWNER_DEPTH, controller_owner_uid
+from server.owners import MAX_OWNER_DEPTH, controller_uid
 from server.resolution.resources import add_into
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class WorkloadService:
         """True when no controller ancestor of ``obj`` is a covered kind."""
         current: Mapping[str, Any] | None = obj
         for _ in range(MAX_OWNER_DEPTH):
-            owner_uid = controller_owner_uid(current) if current is not None else None
+            owner_uid = controller_uid(current) if current is not None else None
             if not owner_uid:
                 return True
             current = self.reader.by_uid(owner_uid)

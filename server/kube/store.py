@@ -23,6 +23,7 @@ from typing import Any
 from server.gvk import GVK
 from server.kube.reader import EventType, KubeObject, KubeObjects
 from server.kube.trim import trim
+from server.owners import controller_uid
 
 Key = tuple[str, str]
 """``(namespace or "", name)``."""
@@ -56,12 +57,6 @@ def owner_refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [r for r in refs if isinstance(r, Mapping) and isinstance(r.get("uid"), str)]
 
 
-def controller_uid(obj: Mapping[str, Any]) -> str | None:
-    """The uid of the ownerReference with ``controller: true``, if any."""
-    for ref in owner_refs(obj):
-        if ref.get("controller") is True:
-            return str(ref["uid"])
-    return None
 
 
 def _labels(obj: Mapping[str, Any]) -> list[tuple[str, str]]:

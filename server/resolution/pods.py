@@ -29,29 +29,18 @@ from typing import Any, Mapping, Sequence
 from server.definitions.model import Component, Definition, TypeSelector
 from server.errors import JqError
 from server.jq import Document, compile_program, stringify
+from server.owners import MAX_OWNER_DEPTH, controller_uid
 from server.resolution.resources import effective_pod_requests
 from server.resolution.view import PodView, ResolutionError
 
-MAX_OWNER_DEPTH = 6
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
-
-
-def controller_owner_uid(obj: Mapping[str, Any]) -> str | None:
-    """UID of the controller ownerReference (or of the only reference), else None."""
-    refs = obj.get("metadata", {}).get("ownerReferences") or []
-    for ref in refs:
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            return str(ref.get("uid", ""))
-    if len(refs) == 1 and isinstance(refs[0], Mapping):
-        return str(refs[0].get("uid", ""))
-    return None
 
 
 def reaches_root(obj: Mapping[str, Any], root_uid: str, by_uid: Mapping[str, Mapping[str, Any]]) -> bool:
     """True when ``obj``'s controller chain reaches ``root_uid`` within 6 hops."""
     current: Mapping[str, Any] | None = obj
     for _ in range(MAX_OWNER_DEPTH):
-        uid = controller_owner_uid(current) if current is not None else None
+        uid = controller_uid(current) if current is not None else None
         if not uid:
             return False
         if uid == root_uid:
