@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from graphql import GraphQLError
 from strawberry import Schema
-from strawberry.extensions import (
-    MaskErrors,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from strawberry.extensions import AddValidationRules, MaskErrors, MaxTokensLimiter, ParserCache, ValidationCache
+from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
+from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
 from schema.mutation import Mutation
 from schema.query import Query
@@ -36,6 +31,12 @@ def is_unexpected(error: GraphQLError) -> bool:
     return original is not None and not isinstance(original, (ServerError, GraphQLError))
 
 
+#: The depth and alias rules are built ONCE: QueryDepthLimiter/MaxAliasesLimiter would
+#: create new rule classes per operation, which changes the validation cache key every time
+#: (no cache hit ever; validation was half of a one-workload query).
+LIMIT_RULES = [max_depth_rule(MAX_DEPTH, None, None), max_aliases_rule(MAX_ALIASES)]
+
+
 def build_schema() -> Schema:
     """A new schema instance (extensions hold per-schema caches)."""
     return Schema(
@@ -43,8 +44,7 @@ def build_schema() -> Schema:
         # factories: strawberry builds fresh extension instances per operation; the
         # parser/validation LRU caches live at module level, keyed by maxsize
         extensions=[
-            lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
-            lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+            lambda: AddValidationRules(LIMIT_RULES),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             lambda: ParserCache(maxsize=CACHE_SIZE),
             lambda: ValidationCache(maxsize=CACHE_SIZE),

@@ -69,6 +69,7 @@ class WorkloadService:
         #: definition costs at most one slow evaluation, not one per object and request.
         self.slow_resolution_s = slow_resolution_s
         self.quarantined: dict[tuple[str, int], str] = {}
+        self._top_cache: tuple[tuple[object, int], list[tuple[Entry, Mapping[str, Any]]]] | None = None
         #: Called after every (non-memoized) resolution with the view and its seconds (metrics).
         self.on_resolved: Callable[[WorkloadView, float], None] | None = None
 
@@ -126,10 +127,11 @@ class WorkloadService:
             if current is None:
                 return True
             try:
-                if GVK.of(current) in covered or any(g.group_kind == GVK.of(current).group_kind for g in covered):
-                    return False
+                owner_kind = GVK.of(current).group_kind
             except ValueError:
                 return True
+            if any(g.group_kind == owner_kind for g in covered):
+                return False
         return True
 
     def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
@@ -149,10 +151,8 @@ class WorkloadService:
                 checked before a view is resolved; None = all.
         """
         allowed = set(namespaces) if namespaces is not None else None
-        entries = list(self.registry.entries())
-        covered = {e.gvk for e in entries}
         out: list[WorkloadView] = []
-        for entry in entries:
+        for entry, obj in self._top_level():
             gvk = entry.gvk
             if kind and gvk.kind.lower() != kind.lower():
                 continue
@@ -160,20 +160,38 @@ class WorkloadService:
                 continue
             if definition and entry.definition.name != definition:
                 continue
-            for obj in self.reader.list(gvk, namespace):
-                ns = obj.get("metadata", {}).get("namespace")
-                if allowed is not None and ns not in allowed:
-                    continue
-                if allow is not None and not allow(gvk, ns):
-                    continue
-                if not self.is_top_level(obj, covered):
-                    continue
-                view = self.view(obj, entry)
-                if phase and all(p.value.lower() != phase.lower() for p in view.phases):
-                    continue
-                out.append(view)
-        out.sort(key=lambda v: (v.namespace or "", v.kind, v.name))
+            ns = obj.get("metadata", {}).get("namespace")
+            if namespace is not None and ns != namespace:
+                continue
+            if allowed is not None and ns not in allowed:
+                continue
+            if allow is not None and not allow(gvk, ns):
+                continue
+            view = self.view(obj, entry)
+            if phase and all(p.value.lower() != phase.lower() for p in view.phases):
+                continue
+            out.append(view)
         return out
+
+    def _top_level(self) -> list[tuple[Entry, Mapping[str, Any]]]:
+        """Every top-level ``(definition entry, root object)``, sorted by namespace, kind, name.
+
+        Recomputed only when the reader's generation (any cached object changed) or the
+        registry's generation changed: owner walks over every object are the dominant cost
+        of a list otherwise. Readers without a ``generation`` are not cached.
+        """
+        generation = getattr(self.reader, "generation", None)
+        key = (generation, self.registry.generation)
+        if generation is not None and self._top_cache is not None and self._top_cache[0] == key:
+            return self._top_cache[1]
+        entries = list(self.registry.entries())
+        covered = {e.gvk for e in entries}
+        pairs = [(entry, obj) for entry in entries for obj in self.reader.list(entry.gvk)
+                 if self.is_top_level(obj, covered)]
+        pairs.sort(key=lambda p: (p[1].get("metadata", {}).get("namespace") or "", p[0].gvk.kind,
+                                  p[1].get("metadata", {}).get("name", "")))
+        self._top_cache = (key, pairs)
+        return pairs
 
     def workload(self, namespace: str | None, group: str, kind: str, name: str, *,
                  allow: Callable[[GVK, str | None], bool] | None = None) -> WorkloadView:

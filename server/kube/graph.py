@@ -52,6 +52,10 @@ class ObjectGraph:
         self._counter = itertools.count(1)
         self._queues: list[asyncio.Queue[ChangeEvent]] = []
         self.dropped_events = 0
+        self._uid_gvk: dict[str, GVK] = {}
+        self._sorted_gvks: builtins.list[GVK] | None = None
+        #: Bumped on every change of any cached object: readers above memoize per generation.
+        self.generation = 0
 
     # stores
 
@@ -60,6 +64,8 @@ class ObjectGraph:
         store = self._stores.get(gvk)
         if store is None:
             store = self._stores[gvk] = Store(gvk, full=self._full)
+            self._sorted_gvks = None
+            self.generation += 1
         return store
 
     def gvks(self) -> builtins.list[GVK]:
@@ -86,16 +92,16 @@ class ObjectGraph:
         return store.list(namespace, labels) if store is not None else []
 
     def by_uid(self, uid: str) -> KubeObject | None:
-        """See ``Reader.by_uid``."""
-        for store in self._stores.values():
-            obj = store.by_uid(uid)
-            if obj is not None:
-                return obj
-        return None
+        """See ``Reader.by_uid`` (one dict lookup through the uid -> GVK index)."""
+        gvk = self._uid_gvk.get(uid)
+        store = self._stores.get(gvk) if gvk is not None else None
+        return store.by_uid(uid) if store is not None else None
 
     def owned_by(self, uid: str) -> KubeObjects:
         """See ``Reader.owned_by``; ordered by GVK, then namespace and name."""
-        return [obj for gvk in sorted(self._stores) for obj in self._stores[gvk].owned_by(uid)]
+        if self._sorted_gvks is None:
+            self._sorted_gvks = sorted(self._stores)
+        return [obj for gvk in self._sorted_gvks for obj in self._stores[gvk].owned_by(uid)]
 
     def descendants(self, uid: str, max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObjects:
         """See ``Reader.descendants``; breadth first, each object once."""
@@ -168,11 +174,20 @@ class ObjectGraph:
             self._publish(gvk, store.clear())
             if drop:
                 del self._stores[gvk]
+                self._sorted_gvks = None
+                self.generation += 1
 
     # change fan-out
 
     def _publish(self, gvk: GVK, changes: Changes) -> None:
         for event_type, obj in changes:
+            self.generation += 1
+            uid = meta_of(obj).get("uid")
+            if isinstance(uid, str):
+                if event_type != "DELETED":
+                    self._uid_gvk[uid] = gvk
+                elif self._uid_gvk.get(uid) == gvk:
+                    del self._uid_gvk[uid]
             chain = self._bump_chain(obj)
             if event_type == "DELETED":
                 for uid in chain:
