@@ -236,7 +236,8 @@ CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai"
 
 async def test_missing_karta_crd_is_reported_and_installed_on_request(k8s_control_plane: Any,
                                                                       tmp_path: Path) -> None:
-    """Runs last in this file: it deletes the Karta CRD and leaves the server-installed one behind."""
+    """Runs last in this file: it deletes the Karta CRD, lets the server install its own, then
+    restores the session's CRD."""
     async with k8s_control_plane.async_client() as kube:
         await kube.delete(CRD)
 
@@ -257,3 +258,10 @@ async def test_missing_karta_crd_is_reported_and_installed_on_request(k8s_contro
                 created = await client.post("/api/v1/workload-types", json={"catalog": "jobset"})
                 assert created.status_code == 201, created.text
                 assert (await client.delete(f"/api/v1/definitions/{JOBSET_NAME}")).status_code == 200
+            # put the session's own Karta CRD back: later tests (other files) write Kartas the
+            # full-schema CRD installed by the server would default or reject
+            await kube.delete(CRD)
+            await wait_until_async(gone, 60)
+            from tests.cluster.crds import own_crds
+
+            k8s_control_plane.create_crd(next(m for m in own_crds() if m["metadata"]["name"] == "kartas.run.ai"))
