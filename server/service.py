@@ -70,6 +70,10 @@ class WorkloadService:
         self.slow_resolution_s = slow_resolution_s
         self.quarantined: dict[tuple[str, int], str] = {}
         self._top_cache: tuple[tuple[object, int], list[tuple[Entry, Mapping[str, Any]]]] | None = None
+        # Filtered lists and GPU summaries per generation: a warm list or summary over
+        # unchanged caches is a dict hit (the results are treated as read-only).
+        self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
+        self._summary_cache: tuple[list[WorkloadView], str, list[GpuBucket]] | None = None
         #: Called after every (non-memoized) resolution with the view and its seconds (metrics).
         self.on_resolved: Callable[[WorkloadView, float], None] | None = None
 
@@ -150,9 +154,27 @@ class WorkloadService:
             allow: visibility filter by root GVK and namespace (None for cluster-scoped),
                 checked before a view is resolved; None = all.
         """
+        cacheable = allow is None and namespaces is None
+        pairs = self._top_level()
+        key = (self._top_cache[0] if self._top_cache else None, len(self.quarantined), namespace, kind, group, phase,
+               definition)
+        if cacheable and key[0] is not None and key[0][0] is not None:
+            hit = self._list_cache.get(key)
+            if hit is not None:
+                return hit
+        out = self._filter(pairs, namespace, kind, group, phase, definition, namespaces, allow)
+        if cacheable and key[0] is not None and key[0][0] is not None:
+            if len(self._list_cache) > 64:
+                self._list_cache.clear()
+            self._list_cache[key] = out
+        return out
+
+    def _filter(self, pairs: list[tuple[Entry, Mapping[str, Any]]], namespace: str | None, kind: str | None,
+                group: str | None, phase: str | None, definition: str | None, namespaces: Iterable[str] | None,
+                allow: Callable[[GVK, str | None], bool] | None) -> list[WorkloadView]:
         allowed = set(namespaces) if namespaces is not None else None
         out: list[WorkloadView] = []
-        for entry, obj in self._top_level():
+        for entry, obj in pairs:
             gvk = entry.gvk
             if kind and gvk.kind.lower() != kind.lower():
                 continue
@@ -221,8 +243,19 @@ class WorkloadService:
         none) and the spec figure is not split (it has no node).
         """
         group_by = group_by.upper()
+        if views is None:
+            views = self.workloads()
+        if isinstance(views, list) and self._summary_cache is not None and self._summary_cache[0] is views \
+                and self._summary_cache[1] == group_by:
+            return self._summary_cache[2]
+        result = self._summarize(group_by, views)
+        if isinstance(views, list):
+            self._summary_cache = (views, group_by, result)
+        return result
+
+    def _summarize(self, group_by: str, views: Iterable[WorkloadView]) -> list[GpuBucket]:
         buckets: dict[str, GpuBucket] = {}
-        for view in views if views is not None else self.workloads():
+        for view in views:
             if group_by == "NODE":
                 for pod in view.all_pods():
                     if pod.terminated:
