@@ -12,7 +12,7 @@ from server.definitions.registry import DefinitionRegistry
 from server.errors import CacheNotReady
 from server.kube.reader import Reader
 from server.service import WorkloadService
-from server.state import Registrar
+from server.service.registration import Registrar
 
 
 @dataclass(slots=True)

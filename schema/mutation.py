@@ -17,13 +17,12 @@ from graphql import GraphQLError
 from strawberry.types import Info
 
 from schema.context import Context
-from schema.definitions import Definition, Problem, RegistrationResult, check_expansion, unreadable_as_invalid
+from schema.definitions import Definition, Problem, RegistrationResult
 from server.auth.writes import writing_as
-from server.definitions.registry import Entry
 from server.errors import Forbidden, InvalidDefinition, ServerError
 from server.errors import Problem as ProblemValue
 from server.kube.reviews import ReviewUnavailable
-from server.state import Registration
+from server.service.registration import Registration, register_document
 
 AUTH_ERRORS = (Forbidden, ReviewUnavailable)
 
@@ -35,7 +34,7 @@ def _failed(exc: ServerError, dry_run: bool) -> RegistrationResult:
 
 
 def _succeeded(ctx: Context, outcome: Registration) -> RegistrationResult:
-    entry = outcome.entry or Entry(outcome.definition, ctx.registrar.store.origin, outcome.definition.name)
+    entry = ctx.registrar.entry_of(outcome)
     return RegistrationResult(ok=True, dry_run=outcome.dry_run, created=outcome.created,
                               definition=Definition(entry=entry), problems=[])
 
@@ -47,9 +46,7 @@ def _auth_error(exc: ServerError) -> GraphQLError:
 async def _register(ctx: Context, doc: Any, dry_run: bool) -> RegistrationResult:
     try:
         async with writing_as(ctx.guard, "create"):
-            with unreadable_as_invalid():
-                check_expansion(doc)
-                outcome = await ctx.registrar.register(doc, dry_run=dry_run)
+            outcome = await register_document(ctx.registrar, doc, dry_run=dry_run)
     except AUTH_ERRORS as exc:
         raise _auth_error(exc) from None
     except ServerError as exc:

@@ -14,7 +14,7 @@ from strawberry.types import Info
 
 from schema.context import Context
 from schema.definitions import Definition, SkippedDefinition
-from schema.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
+from server.service.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
 from schema.types import GpuAggregate, GroupBy, Workload
 from server.auth.scope import list_scope, workload_scope
 from server.definitions.phases import Phase

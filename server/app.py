@@ -49,7 +49,8 @@ from server.definitions.catalog import load_catalog, load_definition_dir
 from server.definitions.registry import DefinitionRegistry
 from server.kube.reader import Reader
 from server.kube.snapshot import SnapshotReader
-from server.state import KARTA_GVK, DefinitionStore, DirectoryStore
+from server.gvk import KARTA_GVK
+from server.service.stores import DefinitionStore, DirectoryStore
 
 log = logging.getLogger(__name__)
 

@@ -61,3 +61,10 @@ class GVK:
         if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
             raise ValueError("object declares no apiVersion and kind")
         return cls.from_api_version(api_version, kind)
+
+
+KARTA_GVK = GVK("run.ai", "v1alpha1", "Karta")
+"""Karta definitions stored in the cluster (``kartas.run.ai``, cluster-scoped; karta-spec.md 2)."""
+
+POD_GVK = GVK("", "v1", "Pod")
+"""Core pods: watched beside every definition's kinds."""

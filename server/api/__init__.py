@@ -1,5 +1,6 @@
 """API (thin): starlette routes, REST handlers, health, metrics, OpenAPI and the GraphQL view.
 
-May import ``schema``, ``server.service``, ``server.state`` and lower layers; never
-``kubernetes_asyncio`` (cluster wiring lives in ``server.app``).
+May import ``schema``, ``server.service``, ``server.auth`` and lower layers (the
+import-linter contracts in pyproject.toml); never ``kubernetes_asyncio`` (cluster
+wiring lives in ``server.app``).
 """

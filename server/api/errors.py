@@ -29,7 +29,7 @@ from server.errors import (
     WorkloadNotFound,
 )
 from server.kube.reviews import ReviewUnavailable
-from server.state import StoreError
+from server.definitions.stored import StoreError
 
 log = logging.getLogger(__name__)
 

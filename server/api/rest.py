@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from schema.pagination import paginate
+from server.service.pagination import paginate
 from server.api.auth import guard_of
 from server.api.bodies import duration, integer
 from server.api.errors import WaitTimeout
@@ -25,17 +25,10 @@ from server.errors import InvalidRequest
 from server.kube.reader import ChangeEvent
 from server.resolution import WorkloadView
 from server.service import WorkloadService
+from server.service.rows import phase_state, summary
 
 DEFAULT_WAIT_S = 30.0
 WAIT_GRACE_S = 5.0
-
-
-def summary(view: WorkloadView) -> dict[str, Any]:
-    """The list row: identity, definition, phases and GPU figures (as ``kli get -o json`` plus GPUs)."""
-    return {"name": view.name, "namespace": view.namespace, "kind": view.kind, "apiVersion": view.api_version,
-            "group": view.group, "uid": view.uid, "createdAt": view.created_at, "definition": view.definition,
-            "origin": view.origin, "phase": view.phase.value, "phases": [p.value for p in view.phases],
-            "replicas": view.replicas.to_dict(), "gpu": view.gpu.to_dict(view.policy)}
 
 
 def _group(path_group: str) -> str:
@@ -131,10 +124,6 @@ async def get_workload(request: Request) -> JSONResponse:
     return JSONResponse(await _full(request, _workload(request, service, await _scope(request, service))))
 
 
-def _phase_body(view: WorkloadView) -> dict[str, Any]:
-    return {"phase": view.phase.value, "phases": [p.value for p in view.phases]}
-
-
 async def get_phase(request: Request) -> JSONResponse:
     """A workload's phase; with ``wait`` hold the request until that phase is among its phases.
 
@@ -162,10 +151,10 @@ async def get_phase(request: Request) -> JSONResponse:
     timeout = duration(q.get("timeout", f"{min(DEFAULT_WAIT_S, maximum):g}s"), name="timeout", maximum=maximum)
     allow = await _scope(request, service)
     if target is None:
-        return JSONResponse(_phase_body(_workload(request, service, allow)))
+        return JSONResponse(phase_state(_workload(request, service, allow)))
     extend_deadline(request, timeout + WAIT_GRACE_S)
     view = await wait_for_phase(service, request, target, timeout, allow=allow)
-    return JSONResponse(_phase_body(view))
+    return JSONResponse(phase_state(view))
 
 
 def _concerns(event: ChangeEvent, view: WorkloadView) -> bool:
@@ -199,7 +188,7 @@ async def wait_for_phase(service: WorkloadService, request: Request, target: Pha
                 event = await asyncio.wait_for(queue.get(), max(remaining, 0.0))
             except TimeoutError:
                 raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
-                                  f"within {timeout:g}s", [_phase_body(view)]) from None
+                                  f"within {timeout:g}s", [phase_state(view)]) from None
             events = [event]
             while not queue.empty():
                 events.append(queue.get_nowait())

@@ -21,7 +21,8 @@ from server.gvk import GVK
 from server.kube.reader import InformerStatus, Reader
 from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy
 from server.service import WorkloadService
-from server.state import DefinitionStore, Registrar
+from server.service.registration import Registrar
+from server.service.stores import DefinitionStore
 
 
 @dataclass(eq=False)

@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator
 from server.auth.access import Guard
 from server.errors import Forbidden
 from server.kube.reviews import acting_as
-from server.state import KARTA_GVK, StoreError
+from server.definitions.stored import StoreError
+from server.gvk import KARTA_GVK
 
 KARTA_RESOURCE = "kartas"
 

@@ -4,7 +4,7 @@
 ``$KUBECONFIG``, ``~/.kube/config``, in-cluster) through a short-lived informer cache
 watching only the kinds they need (plus pods and Kartas, whose definitions are merged
 over the catalog), or ``--snapshot PATH`` files (``-`` for stdin). Exit codes follow
-``server.cli.main``: 1 cluster unreachable, 2 usage (an unknown ``--phase`` too), 3 not
+``server.cli.inputs``: 1 cluster unreachable, 2 usage (an unknown ``--phase`` too), 3 not
 found, 4 no definition covers the type.
 
 The TYPE of ``get`` (and the KIND of ``describe KIND/NAME``) is a kind (case-insensitive,
@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from server.cli.main import (
+from server.cli.inputs import (
     EXIT_NO_DEFINITION,
     EXIT_OK,
     EXIT_USAGE,
@@ -39,7 +39,10 @@ from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
 from server.resolution import WorkloadView
 from server.service import WorkloadService
-from server.state import KARTA_GVK, POD_GVK, DirectoryStore, Registrar
+from server.gvk import KARTA_GVK, POD_GVK
+from server.service.registration import Registrar
+from server.service.rows import summary
+from server.service.stores import DirectoryStore
 
 SYNC_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
@@ -283,7 +286,6 @@ async def _get(args: argparse.Namespace) -> int:
             await close()
     views.sort(key=lambda v: (v.created_at or "", v.name), reverse=True)
     if args.output == "json":
-        from server.api.rest import summary
         print(json.dumps({"items": [summary(v) for v in views], "count": len(views)}, indent=2))
     elif views:
         print(_table(views))

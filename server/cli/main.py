@@ -15,111 +15,28 @@ standard input for ``-``; stdin is read once, so several ``-`` share the same te
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
 import sys
-import tempfile
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
 
+from server.cli.inputs import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAIL,
+    EXIT_NO_DEFINITION,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+    build_registry,
+    read_input,
+    shown,
+    snapshot_reader,
+)
 from server.config import default_catalog_dir
-from server.definitions import load_definition, load_documents
+from server.definitions import load_documents
 from server.definitions.catalog import load_catalog
 from server.definitions.load import check_definition
-from server.definitions.registry import DefinitionRegistry
 from server.errors import InvalidDefinition, InvalidRequest, ServerError
-
-if TYPE_CHECKING:
-    from server.kube.snapshot import SnapshotReader
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
-EXIT_BROKEN_PIPE = 128 + 13
-STDIN = "-"
-STDIN_NAME = "<stdin>"
-
-_stdin_text: str | None = None
-
-
-def stdin_text() -> str:
-    """Standard input, read once (later calls return the same text).
-
-    Raises:
-        InvalidRequest: stdin is not readable text.
-    """
-    global _stdin_text
-    if _stdin_text is None:
-        try:
-            _stdin_text = sys.stdin.read()
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise InvalidRequest(f"cannot read {STDIN_NAME}: {exc}") from None
-    return _stdin_text
-
-
-def _stdin_objects() -> list[dict[str, Any]]:
-    """The objects in stdin, parsed exactly as a snapshot file (errors name ``<stdin>``)."""
-    from server.kube.snapshot import SnapshotError, load_objects
-
-    with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
-        path = Path(directory) / "stdin.yaml"
-        path.write_text(stdin_text(), encoding="utf-8")
-        try:
-            return load_objects(path)
-        except SnapshotError as exc:
-            raise SnapshotError(str(exc).replace(str(path), STDIN_NAME)) from None
-
-
-def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
-    """A reader over every file or directory in ``paths`` (``-``: standard input).
-
-    Raises:
-        SnapshotError: unreadable input or a document that is not a Kubernetes object.
-    """
-    from server.kube.snapshot import SnapshotReader, load_objects
-
-    return SnapshotReader([obj for path in paths
-                           for obj in (_stdin_objects() if path == STDIN else load_objects(path))])
-
-
-def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
-    """``paths`` with ``-`` replaced by a file holding standard input (for readers that take
-    paths, such as ``wmap serve``); the file is removed when the process exits."""
-    if STDIN not in paths:
-        return tuple(paths)
-    fd, name = tempfile.mkstemp(prefix="wmap-stdin-", suffix=".yaml")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(stdin_text())
-    atexit.register(Path(name).unlink, missing_ok=True)
-    return tuple(name if path == STDIN else path for path in paths)
-
-
-def shown(paths: Sequence[str]) -> str:
-    """File arguments for messages (``-`` shown as ``<stdin>``)."""
-    return ", ".join(STDIN_NAME if path == STDIN else path for path in paths)
-
-
-def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None = None) -> DefinitionRegistry:
-    """Catalog plus definitions from files (origin ``file``, which win over the catalog).
-
-    Raises:
-        InvalidRequest / InvalidDefinition: a definition file is unreadable or invalid.
-    """
-    registry = DefinitionRegistry(load_catalog(catalog_dir or default_catalog_dir()))
-    for path in definition_files:
-        for doc in load_documents(_read(path), source=shown([path])):
-            registry.register(load_definition(doc), origin="file")
-    return registry
-
-
-def _read(path: str) -> str:
-    if path == STDIN:
-        return stdin_text()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read {path}: {exc.strerror}") from None
-
 
 def cmd_describe(args: argparse.Namespace) -> int:
     """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
@@ -143,7 +60,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """``wmap validate FILE``: print every problem; exit 1 when invalid."""
     source = shown([args.file])
-    docs = load_documents(_read(args.file), source=source)
+    docs = load_documents(read_input(args.file), source=source)
     if not docs:
         print(f"error: {source} holds no document", file=sys.stderr)
         return EXIT_USAGE

@@ -29,11 +29,12 @@ from typing import Any
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
 from server.kube.store import Changes, Store, controller_uid, meta_of, object_key
+from server.owners import MAX_OWNER_DEPTH
 
 log = logging.getLogger(__name__)
 
 DEFAULT_QUEUE_SIZE = 10_000
-DEFAULT_MAX_DEPTH = 6
+DEFAULT_MAX_DEPTH = MAX_OWNER_DEPTH
 
 
 class ObjectGraph:

@@ -1,9 +1,9 @@
 """Karta custom resources (``kartas.run.ai``, cluster-scoped, ``run.ai/v1alpha1``): write side.
 
-``KartaStore`` is the cluster implementation of ``server.state.DefinitionStore``: a
+``KartaStore`` is the cluster implementation of ``server.service.stores.DefinitionStore``: a
 registered definition becomes one Karta object named after the definition; reading
 happens through the informer cache (``InformerCache.watch(KARTA_GVK)``) and
-``server.state.Registrar.follow``, so ``load()`` returns nothing here.
+``server.service.following.DefinitionIntake.follow``, so ``load()`` returns nothing here.
 
 ``ensure_karta_crd`` reports whether the CRD is served and installs it only when asked
 (``wmap serve --install-karta-crd``): the server never changes cluster-wide API surface
@@ -11,7 +11,7 @@ on its own. The CRD follows karta-spec.md section 2 (cluster scope, short name `
 ``status`` subresource, printer columns); its schema keeps unknown fields because the
 server validates definitions itself.
 
-Errors: API failures become ``server.state.StoreError`` (403, 404 when the CRD is
+Errors: API failures become ``server.definitions.stored.StoreError`` (403, 404 when the CRD is
 missing, network, 5xx) or ``server.errors.Conflict`` (409); upstream messages are logged,
 not returned to callers.
 """
@@ -31,16 +31,15 @@ from kubernetes_asyncio.client import CustomObjectsApi
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from server.errors import Conflict
-from server.gvk import GVK
+from server.definitions.stored import StoreError, StoredDefinition
+from server.gvk import KARTA_GVK
 from server.kube.api import KubeApi
 from server.kube.client import KubeClient
 from server.kube.errors import KubeApiError
-from server.state import StoreError, StoredDefinition
 
 log = logging.getLogger(__name__)
 
-GROUP, VERSION, KIND, PLURAL = "run.ai", "v1alpha1", "Karta", "kartas"
-KARTA_GVK = GVK(GROUP, VERSION, KIND)
+GROUP, VERSION, KIND, PLURAL = KARTA_GVK.group, KARTA_GVK.version, KARTA_GVK.kind, "kartas"
 CRD_NAME = f"{PLURAL}.{GROUP}"
 CrdState = Literal["present", "installed", "missing", "forbidden", "error"]
 

@@ -18,7 +18,9 @@ from server.errors import InvalidDefinition
 from server.gvk import GVK
 from server.kube.reader import InformerStatus
 from server.kube.snapshot import SnapshotReader
-from server.state import DirectoryStore, Registrar, StoreError
+from server.definitions.stored import StoreError
+from server.service.registration import Registrar
+from server.service.stores import DirectoryStore
 from tests.api.conftest import JOBSET
 from tests.api.conftest import gql
 from tests.api.test_mutations import broken, jobset_definition

@@ -9,7 +9,8 @@ from typing import Any
 from server.definitions.catalog import Catalog
 from server.definitions.registry import DefinitionRegistry
 from server.kube.snapshot import SnapshotReader
-from server.state import DirectoryStore, Registrar
+from server.service.registration import Registrar
+from server.service.stores import DirectoryStore
 
 KARTA: dict[str, Any] = {
     "apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "demo"},

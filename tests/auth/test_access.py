@@ -11,7 +11,7 @@ from server.auth.identity import bearer_token, payload_token, token_key
 from server.auth.writes import writing_as
 from server.errors import Forbidden, Unauthorized
 from server.kube.reviews import AccessAttributes, acting_as
-from server.state import StoreError
+from server.definitions.stored import StoreError
 from tests.auth.support import BOB, RULES, USERS, FakeReviewer
 
 LIST_A = AccessAttributes("list", "jobset.x-k8s.io", "jobsets", "a")

@@ -16,6 +16,7 @@ import httpx
 import pytest
 import yaml
 
+from server.cli import inputs as cli_inputs
 from server.cli import main as cli_main
 from server.cli.live import serve_settings
 from server.cli.main import main
@@ -90,7 +91,7 @@ def test_alias_resolves_to_the_registered_definition_when_one_wins(tmp_path: Pat
 
 
 def test_snapshot_dash_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli_main, "_stdin_text", None)
+    monkeypatch.setattr(cli_inputs, "_stdin_text", None)
     monkeypatch.setattr(sys, "stdin", io.StringIO(Path(FIXTURE).read_text()))
     assert main(["get", "jobset", "--snapshot", "-", "-o", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == 1

@@ -1,0 +1,170 @@
+"""Definitions that arrive without the write path: a store's contents at start, and Karta
+objects applied with ``kubectl`` (or by another replica) seen through a reader.
+
+:class:`DefinitionIntake` holds what the registration path shares with them: the registry
+in force, the store (whose ``origin`` tags entries), the trial evaluation (a child
+process, ``server.jq.trial``) and the list of skipped definitions. A valid arrival is
+registered (origin ``cluster`` for a Karta, the store's origin for stored files); an
+invalid one is skipped and reported (never raised); a deleted Karta is removed.
+``server.service.registration.Registrar`` adds the write path on top.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from server.definitions.load import check_definition, check_termination
+from server.definitions.model import Definition
+from server.definitions.registry import DefinitionRegistry, Entry
+from server.definitions.validate import jq_fields
+from server.errors import Problem
+from server.gvk import GVK, KARTA_GVK, POD_GVK
+from server.jq.trial import TRIAL_TIMEOUT_S
+from server.kube.reader import Reader
+from server.service.stores import DefinitionStore
+
+log = logging.getLogger(__name__)
+
+REGISTERED_AT = "workload-map.run.ai/registered-at"
+"""Annotation holding a stored definition's first registration time (RFC 3339)."""
+
+TRIAL_MEMO_SIZE = 1024
+"""Most expression sets remembered as having passed the trial (then the memo restarts)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A stored definition (file or Karta) that failed validation and is not in force."""
+
+    origin: str
+    key: str
+    problems: tuple[Problem, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape ``{origin, name, problems: [{path, message}]}``."""
+        return {"origin": self.origin, "name": self.key, "problems": [p.to_dict() for p in self.problems]}
+
+
+class DefinitionIntake:
+    """The registry side shared by every way a definition arrives.
+
+    Args:
+        registry: the definitions in force.
+        store: where registrations persist (its ``origin`` tags the entries).
+        watch: called with every GVK a registered definition needs (root, children,
+            additional kinds, pods); e.g. ``InformerCache.watch``.
+        trial_timeout: seconds for the trial evaluation of new expressions (0 disables).
+    """
+
+    def __init__(self, registry: DefinitionRegistry, store: DefinitionStore, *,
+                 watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S) -> None:
+        self.registry = registry
+        self.store = store
+        self._watch = watch
+        self.trial_timeout = trial_timeout
+        self.skipped: dict[tuple[str, str], Skipped] = {}
+        self._trial_passed: set[tuple[str, ...]] = set()
+
+    async def _trial(self, definition: Definition) -> list[Problem]:
+        """Problems of the trial evaluation (off the event loop); [] when it passed before."""
+        if self.trial_timeout <= 0:
+            return []
+        key = tuple(sorted({expression for _, expression in jq_fields(definition)}))
+        if key in self._trial_passed:
+            return []
+        problems = await asyncio.to_thread(check_termination, definition, timeout=self.trial_timeout)
+        if not problems:
+            if len(self._trial_passed) > TRIAL_MEMO_SIZE:
+                self._trial_passed.clear()
+            self._trial_passed.add(key)
+        return problems
+
+    def _put(self, origin: str, key: str, definition: Definition, registered_at: str) -> Entry:
+        """Put ``definition`` into the registry (unchanged ones keep their entry) and watch its kinds."""
+        current = next((e for e in self.registry.registered(origin) if e.key == key), None)
+        self.skipped.pop((origin, key), None)
+        if current is not None and current.definition == definition:
+            return current
+        entry = self.registry.register(definition, origin=origin, key=key, registered_at=registered_at)
+        self.watch_kinds(definition.kinds())
+        return entry
+
+    def watch_kinds(self, kinds: Iterable[GVK]) -> None:
+        """Ask the cache to watch ``kinds`` and pods (no-op without a ``watch`` callback)."""
+        if self._watch is not None:
+            for gvk in (*kinds, POD_GVK):
+                self._watch(gvk)
+
+    def _skip(self, origin: str, key: str, problems: Iterable[Problem], source: str) -> None:
+        """Record ``key`` as skipped; log only when its problems changed."""
+        found = tuple(problems)
+        known = self.skipped.get((origin, key))
+        self.skipped[(origin, key)] = Skipped(origin, key, found)
+        if known is None or known.problems != found:
+            log.warning("skipping definition %s from %s: %s", key, source, "; ".join(map(str, found)))
+
+    async def load_stored(self) -> None:
+        """Register everything the store holds; invalid entries are skipped and reported."""
+        for stored in await self.store.load():
+            if await self._passes_trial(self.store.origin, stored.key, stored.document, stored.source):
+                self._load_one(self.store.origin, stored.key, stored.document, stored.source)
+
+    async def _passes_trial(self, origin: str, key: str, doc: Any, source: str) -> bool:
+        """Definitions that arrive without the write path (a Karta applied with kubectl, a
+        state file) get the same trial evaluation before they are used: one that crashes
+        or hangs the evaluator must not take every server replica down."""
+        definition, _ = check_definition(doc) if doc is not None else (None, [])
+        if definition is None:
+            return True  # _load_one reports the validation problems
+        problems = await self._trial(definition)
+        if problems:
+            self._skip(origin, key, problems, source)
+        return not problems
+
+    def _load_one(self, origin: str, key: str, doc: Any, source: str) -> None:
+        definition, problems = check_definition(doc) if doc is not None else (None, [Problem("", "unreadable")])
+        if definition is None:
+            self._skip(origin, key, problems, source)
+            return
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        registered_at = str(annotations.get(REGISTERED_AT) or meta.get("creationTimestamp") or "")
+        self._put(origin, key, definition, registered_at)
+
+    def apply_karta(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        """Apply one Karta watch event (``ADDED``/``MODIFIED``/``DELETED``) to the registry
+        (origin ``cluster``); an invalid Karta is recorded in :attr:`skipped`, not raised."""
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if not name:
+            return
+        if event_type == "DELETED":
+            self.skipped.pop(("cluster", name), None)
+            if self.registry.unregister(origin="cluster", key=name) is not None:
+                log.info("definition %s removed (Karta deleted)", name)
+            return
+        self._load_one("cluster", name, dict(obj), f"Karta {name}")
+
+    async def follow(self, reader: Reader) -> None:
+        """Keep cluster definitions in step with the Karta objects ``reader`` holds.
+
+        Runs until cancelled; the subscriber queue is released in ``finally``.
+        """
+        queue = reader.subscribe()
+        try:
+            for obj in reader.list(KARTA_GVK):
+                await self._apply_checked("ADDED", obj)
+            while True:
+                event = await queue.get()
+                if event.gvk.group_kind == KARTA_GVK.group_kind:
+                    await self._apply_checked(event.type, event.obj)
+        finally:
+            reader.unsubscribe(queue)
+
+    async def _apply_checked(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if event_type == "DELETED" or await self._passes_trial("cluster", name, dict(obj), f"Karta {name}"):
+            self.apply_karta(event_type, obj)

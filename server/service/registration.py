@@ -1,0 +1,180 @@
+"""The one write path for definitions, used alike by GraphQL, REST and the CLI.
+
+:class:`Registrar` parses and validates a document (every problem at once), checks the
+one-definition-per-GVK rule, runs a trial evaluation in a child process
+(``server.jq.trial``), persists it in its store, then puts it into the
+:class:`~server.definitions.registry.DefinitionRegistry` and asks for its kinds to be
+watched. Any failure before the registry update leaves the previous definition in force.
+Definitions that arrive without this path (stored files, Karta objects) are handled by
+its base, :class:`~server.service.following.DefinitionIntake`.
+
+:func:`register_document` is the front doors' entry point: the guards of
+``server.service.guards`` around :meth:`Registrar.register`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from server.definitions.load import load_definition
+from server.definitions.model import Definition
+from server.definitions.registry import DefinitionRegistry, Entry
+from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, Problem
+from server.gvk import GVK
+from server.jq.trial import TRIAL_TIMEOUT_S
+from server.service.following import REGISTERED_AT, DefinitionIntake
+from server.service.guards import check_expansion, unreadable_as_invalid
+from server.service.stores import DefinitionStore
+
+log = logging.getLogger(__name__)
+
+GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/version", "run.ai/karta-version"),
+              ("karta.run.ai/kind", "run.ai/karta-kind"))
+"""Both upstream spellings of the GVK labels stamped on a stored definition (karta-spec.md 2)."""
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+"""A DNS subdomain name (Kubernetes "Object Names and IDs"), the rule for a Karta's name."""
+
+
+def not_deletable(gvk: GVK) -> Conflict:
+    """The error for removing a definition this server's store does not hold (a built-in
+    catalog entry, or one registered elsewhere: a definition file, a Karta object)."""
+    return Conflict(f"{gvk.kind}.{gvk.group or 'core'} is built in (or registered elsewhere) and cannot be "
+                    "deleted here")
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """Outcome of :meth:`Registrar.register`.
+
+    Attributes:
+        definition: the validated definition.
+        entry: the registry entry (None for a dry run).
+        created: True when no definition was stored under this key before.
+        dry_run: nothing was stored.
+    """
+
+    definition: Definition
+    entry: Entry | None
+    created: bool
+    dry_run: bool
+
+
+class Registrar(DefinitionIntake):
+    """Validates, persists and registers definitions; follows Karta objects (see the base).
+
+    Args:
+        registry: the definitions in force.
+        store: where registrations persist (its ``origin`` tags the entries).
+        watch: called with every GVK a registered definition needs; e.g. ``InformerCache.watch``.
+        trial_timeout: seconds for the trial evaluation of new expressions (0 disables).
+    """
+
+    def __init__(self, registry: DefinitionRegistry, store: DefinitionStore, *,
+                 watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S) -> None:
+        super().__init__(registry, store, watch=watch, trial_timeout=trial_timeout)
+        self._lock = asyncio.Lock()
+
+    async def check(self, doc: Any) -> Definition:
+        """Validate ``doc`` (text or decoded) as a registration would, storing nothing.
+
+        Raises:
+            InvalidRequest: undecodable text.
+            InvalidDefinition: every problem, by field path (including a bad name and
+                expressions that do not finish within the trial budget).
+            Conflict: another registered definition (other name) claims the same GVK.
+        """
+        definition = load_definition(doc)
+        problems = [] if _NAME.match(definition.name) else [Problem(
+            "metadata.name", f"{definition.name!r} is not a valid resource name (lowercase letters, digits, '-', "
+                             "'.'; at most 253 characters)")]
+        problems += await self._trial(definition)
+        if problems:
+            raise InvalidDefinition(problems, name=definition.name)
+        for entry in self.registry.registered(self.store.origin):
+            if entry.gvk == definition.gvk and entry.key != definition.name:
+                raise Conflict(f"definition {entry.key!r} is already registered for {definition.gvk}; "
+                               f"delete it first or register under that name")
+        return definition
+
+    async def register(self, doc: Any, *, dry_run: bool = False) -> Registration:
+        """Validate, persist and register ``doc`` (see :meth:`check` for the errors).
+
+        Raises:
+            StoreError: the store could not be written (the previous definition stays).
+        """
+        async with self._lock:
+            definition = await self.check(doc)
+            previous = next((e for e in self.registry.registered(self.store.origin) if e.key == definition.name), None)
+            if dry_run:
+                return Registration(definition, None, previous is None, True)
+            manifest = _stored_manifest(definition, previous)
+            await self.store.save(definition.name, manifest)
+            entry = self._put(self.store.origin, definition.name, load_definition(manifest),
+                              manifest["metadata"]["annotations"][REGISTERED_AT])
+            log.info("registered definition %s for %s (origin %s)", definition.name, definition.gvk,
+                     self.store.origin)
+            return Registration(entry.definition, entry, previous is None, False)
+
+    async def unregister(self, key: str) -> Entry:
+        """Remove the registered definition ``key`` from the store and the registry.
+
+        Raises:
+            Conflict: ``key`` names a built-in catalog definition or one of another origin
+                (see :func:`not_deletable`).
+            DefinitionNotFound: no definition at all is named ``key``.
+            StoreError: the store could not be written.
+        """
+        async with self._lock:
+            entry = next((e for e in self.registry.registered(self.store.origin) if e.key == key), None)
+            if entry is None:
+                elsewhere = next((e for e in [*self.registry.entries(), *self.registry.registered()]
+                                  if key in (e.key, e.definition.name)), None)
+                if elsewhere is not None:
+                    raise not_deletable(elsewhere.gvk)
+                raise DefinitionNotFound(f"no registered definition named {key!r}")
+            await self.store.delete(key)
+            self.registry.unregister(origin=self.store.origin, key=key)
+            self.skipped.pop((self.store.origin, key), None)
+            log.info("unregistered definition %s (origin %s)", key, self.store.origin)
+            return entry
+
+    def entry_of(self, outcome: Registration) -> Entry:
+        """The registry entry of ``outcome``; for a dry run, an entry as it would be stored."""
+        return outcome.entry or Entry(outcome.definition, self.store.origin, outcome.definition.name)
+
+
+async def register_document(registrar: Registrar, doc: Any, *, dry_run: bool = False) -> Registration:
+    """Register a caller's document (text or decoded) under the registration guards.
+
+    Raises:
+        InvalidRequest: undecodable text, or YAML aliases expanding too far.
+        InvalidDefinition: every problem, by field path (an engine crash on the document too).
+        Conflict / StoreError: see :meth:`Registrar.register`.
+    """
+    with unreadable_as_invalid():
+        check_expansion(doc)
+        return await registrar.register(doc, dry_run=dry_run)
+
+
+def _stored_manifest(definition: Definition, previous: Entry | None) -> dict[str, Any]:
+    """The manifest to store: the normalized Karta plus GVK labels and registration time."""
+    manifest = dict(definition.manifest)
+    meta = dict(manifest.get("metadata") or {})
+    labels = dict(meta.get("labels") or {})
+    gvk = definition.gvk
+    for spellings, value in zip(GVK_LABELS, (gvk.group, gvk.version, gvk.kind)):
+        for label in spellings:
+            labels[label] = value
+    annotations = dict(meta.get("annotations") or {})
+    annotations[REGISTERED_AT] = (previous.registered_at if previous and previous.registered_at
+                                  else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    meta.update(name=definition.name, labels=labels, annotations=annotations)
+    manifest["metadata"] = meta
+    return manifest
