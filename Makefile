@@ -1,13 +1,13 @@
 # Two entry points, each doing its own set-up on a fresh machine:
 #   make run   - install into .venv and serve (bundled sample snapshot when no cluster is configured)
-#   make test  - install into .venv, provide the test control plane, run the whole suite
+#   make test  - install into .venv, lint, provide the test control plane, run the whole suite
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install install-test cluster-bin run test unit bench clean
+.PHONY: install install-test cluster-bin lint run test unit bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +23,18 @@ cluster-bin:
 	bash tests/cluster/build.sh
 	bash tests/deploy/build-helm.sh
 
+# Static checks, run before the tests by `make test` (and so by .ci/run): ruff (pyflakes,
+# pycodestyle errors, Google-style docstrings), mypy --strict on server/ and schema/, and the
+# import-linter layer contracts. All three are configured in pyproject.toml.
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
 run: install
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)
 
-test: install cluster-bin
+test: install lint cluster-bin
 	$(PY) -m pytest
 
 unit: install
@@ -36,4 +44,4 @@ bench: install
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .import_linter_cache

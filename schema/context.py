@@ -65,8 +65,9 @@ class Context:
             raise CacheNotReady("informer caches are not synced yet; retry shortly")
 
     async def learn_pod_access(self, namespaces: Iterable[str | None]) -> None:
-        """Ask (cached) where the caller may get pods among ``namespaces``; remembered for
-        :meth:`shows_pods`.
+        """Ask (cached) where the caller may get pods among ``namespaces``.
+
+        The answer is remembered for :meth:`shows_pods`.
 
         Raises:
             ReviewUnavailable: a review could not be made.

@@ -1,5 +1,7 @@
-"""GraphQL types for definitions and their registration results (the registration itself,
-with its guards, is ``server.service.registration``, shared with REST)."""
+"""GraphQL types for definitions and their registration results.
+
+The registration itself, with its guards, is ``server.service.registration``, shared with REST.
+"""
 
 from __future__ import annotations
 
@@ -64,7 +66,7 @@ class Definition:
     @strawberry.field(description="The normalized run.ai/v1alpha1 Karta manifest.")
     def manifest(self) -> JSON:
         """Manifest."""
-        return self.entry.definition.manifest
+        return JSON(self.entry.definition.manifest)
 
 
 @strawberry.type(description="One validation finding: the field path and the reason.")

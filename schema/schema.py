@@ -9,6 +9,7 @@ error." (they are logged once, by strawberry's error logger); our own ``ServerEr
 from __future__ import annotations
 
 from graphql import GraphQLError
+from graphql.validation import ASTValidationRule
 from strawberry import Schema
 from strawberry.extensions import AddValidationRules, MaskErrors, MaxTokensLimiter, ParserCache, ValidationCache
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
@@ -34,7 +35,7 @@ def is_unexpected(error: GraphQLError) -> bool:
 #: The depth and alias rules are built ONCE: QueryDepthLimiter/MaxAliasesLimiter would
 #: create new rule classes per operation, which changes the validation cache key every time
 #: (no cache hit ever; validation was half of a one-workload query).
-LIMIT_RULES = [max_depth_rule(MAX_DEPTH, None, None), max_aliases_rule(MAX_ALIASES)]
+LIMIT_RULES: list[type[ASTValidationRule]] = [max_depth_rule(MAX_DEPTH, None, None), max_aliases_rule(MAX_ALIASES)]
 
 
 def build_schema() -> Schema:

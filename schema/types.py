@@ -292,7 +292,7 @@ class Component:
 
     @strawberry.field
     def api_version(self) -> str:
-        """apiVersion of the component's objects."""
+        """The ``apiVersion`` of the component's objects."""
         return self.view.api_version
 
     @strawberry.field
@@ -476,7 +476,7 @@ class Workload:
 
     @strawberry.field
     def api_version(self) -> str:
-        """apiVersion."""
+        """The ``apiVersion``."""
         return self.view.api_version
 
     @strawberry.field

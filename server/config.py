@@ -28,8 +28,9 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 @dataclass(slots=True)
 class HttpSettings:
-    """Where to listen, and per-request bounds. The default stays on loopback; the
-    container sets 0.0.0.0.
+    """Where to listen, and per-request bounds.
+
+    The default stays on loopback; the container sets 0.0.0.0.
 
     Attributes:
         max_body_bytes: largest request body (413 above).

@@ -1,18 +1,18 @@
 """Domain errors of workload-map-server (no HTTP knowledge).
 
-    ServerError
-    +-- InvalidRequest            bad input from a caller (400)
-    +-- DefinitionError           a definition cannot be used
-    |   +-- InvalidDefinition     validation problems, each with a field path (422)
-    |   +-- JqError               one jq expression failed (carries expression, field, component)
-    |       +-- JqCompileError
-    |       +-- JqEvaluationError
-    +-- DefinitionNotFound        no definition for a GVK / id (404)
-    +-- WorkloadNotFound          no such workload, or not visible to the caller (404)
-    +-- Conflict                  a write lost a race or clashes (409)
-    +-- CacheNotReady             informer caches not synced yet (503)
-    +-- Forbidden                 the caller may not do this (403)
-    +-- Unauthorized              no or invalid credentials (401)
+ServerError
++-- InvalidRequest            bad input from a caller (400)
++-- DefinitionError           a definition cannot be used
+|   +-- InvalidDefinition     validation problems, each with a field path (422)
+|   +-- JqError               one jq expression failed (carries expression, field, component)
+|       +-- JqCompileError
+|       +-- JqEvaluationError
++-- DefinitionNotFound        no definition for a GVK / id (404)
++-- WorkloadNotFound          no such workload, or not visible to the caller (404)
++-- Conflict                  a write lost a race or clashes (409)
++-- CacheNotReady             informer caches not synced yet (503)
++-- Forbidden                 the caller may not do this (403)
++-- Unauthorized              no or invalid credentials (401)
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ class AuthMiddleware:
         self.runtime = runtime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry point (the ASGI specification's application call)."""
         if scope["type"] not in ("http", "websocket") or self._is_open(scope["path"]):
             await self.app(scope, receive, send)
             return

@@ -189,8 +189,9 @@ async def get_definition(request: Request) -> JSONResponse:
 
 
 async def delete_definition(request: Request) -> JSONResponse:
-    """Remove a registered definition by name (built-in ones, and ones registered elsewhere, cannot be
-    removed: 409).
+    """Remove a registered definition by name.
+
+    Built-in ones, and ones registered elsewhere, cannot be removed: 409.
 
     ---
     summary: Delete a definition

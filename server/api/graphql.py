@@ -81,8 +81,9 @@ class GraphQLApp(GraphQL[Context, None]):
                        request=request, response=response)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
-        """Authenticate a websocket from its ``connection_init`` payload (unless its upgrade
-        request already did).
+        """Authenticate a websocket from its ``connection_init`` payload.
+
+        Skipped when its upgrade request already authenticated it.
 
         Raises:
             ConnectionRejectionError: no valid token (payload: ``{code, message}``).

@@ -1,5 +1,8 @@
-"""Pure-ASGI middleware: request body limit (JSON 413), per-request time budget (JSON 504)
-and request latency metrics."""
+"""Pure-ASGI middleware.
+
+Request body limit (JSON 413), per-request time budget (JSON 504) and request latency
+metrics.
+"""
 
 from __future__ import annotations
 
@@ -20,14 +23,18 @@ DEADLINE_KEY = "wmap.deadline"
 
 
 class BodyLimitMiddleware:
-    """Reject request bodies above ``max_bytes``: at once from ``Content-Length``, else
-    while reading (``PayloadTooLarge`` raised into the handler becomes the JSON 413)."""
+    """Reject request bodies above ``max_bytes``.
+
+    At once from ``Content-Length``, else while reading (``PayloadTooLarge`` raised into the
+    handler becomes the JSON 413).
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry point (the ASGI specification's application call)."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -68,6 +75,7 @@ class MetricsMiddleware:
         return "unmatched"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry point (the ASGI specification's application call)."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -88,8 +96,9 @@ class MetricsMiddleware:
 
 
 class DeadlineMiddleware:
-    """Give every HTTP request ``seconds`` until its response starts; then cancel the
-    handler and answer a JSON 504 ``deadline_exceeded``.
+    """Give every HTTP request ``seconds`` until its response starts.
+
+    Then the handler is cancelled and the answer is a JSON 504 ``deadline_exceeded``.
 
     Once the response has started (streams: SSE subscriptions, multipart) the budget no
     longer applies. A handler that legitimately waits longer (``?wait=`` on the phase
@@ -102,6 +111,7 @@ class DeadlineMiddleware:
         self.seconds = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry point (the ASGI specification's application call)."""
         if scope["type"] != "http" or self.seconds <= 0:
             await self.app(scope, receive, send)
             return

@@ -108,9 +108,11 @@ _GENERATOR = build_generator()
 
 
 def openapi_document(routes: list[Any]) -> dict[str, Any]:
-    """The OpenAPI document for ``routes`` (a fresh copy), with the answers every operation
-    may give added: 401 and the bearer scheme except on the open paths, 403 on writes,
-    413 on bodies and 504 (time budget)."""
+    """The OpenAPI document for ``routes`` (a fresh copy).
+
+    The answers every operation may give are added: 401 and the bearer scheme except on the
+    open paths, 403 on writes, 413 on bodies and 504 (time budget).
+    """
     generator = SchemaGenerator(copy.deepcopy(_GENERATOR.base_schema))
     document = generator.get_schema(routes)
     for path, operations in document.get("paths", {}).items():

@@ -212,8 +212,10 @@ class Guard:
 
     async def allows(self, verb: str, group: str = "", resource: str = "", namespace: str | None = "", *,
                      name: str = "", path: str = "") -> bool:
-        """May the caller do ``verb`` on ``group``/``resource`` in ``namespace`` ("" or None:
-        all namespaces / cluster scope), or on the non-resource URL ``path``?
+        """May the caller do ``verb`` on ``group``/``resource``, or on the URL ``path``?
+
+        ``namespace`` "" or None means all namespaces / cluster scope; ``path`` is a
+        non-resource URL.
 
         Raises:
             ReviewUnavailable: the review could not be made.

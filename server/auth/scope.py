@@ -80,8 +80,9 @@ async def list_scope(guard: Guard, service: WorkloadService, *, namespace: str |
 
 async def workload_scope(guard: Guard, service: WorkloadService, namespace: str | None, group: str,
                          kind: str) -> Allow | None:
-    """The predicate for one workload lookup (``WorkloadService.workload(allow=...)``): the
-    caller must be allowed to list the kind in ``namespace``.
+    """The predicate for one workload lookup (``WorkloadService.workload(allow=...)``).
+
+    The caller must be allowed to list the kind in ``namespace``.
 
     Raises:
         ReviewUnavailable: a review could not be made.
@@ -126,9 +127,11 @@ _POD_LISTS = ("pods", "nodes")
 
 
 def hide_pod_details(doc: Any) -> Any:
-    """A copy of a JSON view (``WorkloadView.to_dict()``) without pod rows, pod names and node
-    names (``pods``, ``nodes``, ``unattributedPods``, gang ``pods`` become empty lists).
-    Counts, phases and GPU totals are kept."""
+    """A copy of a JSON view (``WorkloadView.to_dict()``) without pod rows, pod and node names.
+
+    ``pods``, ``nodes``, ``unattributedPods`` and gang ``pods`` become empty lists. Counts,
+    phases and GPU totals are kept.
+    """
     if isinstance(doc, list):
         return [hide_pod_details(item) for item in doc]
     if not isinstance(doc, dict):

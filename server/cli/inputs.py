@@ -1,5 +1,7 @@
-"""What every ``wmap`` command reads: exit codes, standard input (read once), snapshot
-files and the definition registry (catalog plus ``--definition`` files).
+"""What every ``wmap`` command reads.
+
+Exit codes, standard input (read once), snapshot files and the definition registry
+(catalog plus ``--definition`` files).
 
 Shared by :mod:`server.cli.main` and :mod:`server.cli.live` so that neither imports the
 other's internals (``main`` registers ``live``'s commands; ``live`` imports only this).
@@ -74,8 +76,11 @@ def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
 
 
 def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
-    """``paths`` with ``-`` replaced by a file holding standard input (for readers that take
-    paths, such as ``wmap serve``); the file is removed when the process exits."""
+    """``paths`` with ``-`` replaced by a file holding standard input.
+
+    For readers that take paths, such as ``wmap serve``; the file is removed when the
+    process exits.
+    """
     if STDIN not in paths:
         return tuple(paths)
     fd, name = tempfile.mkstemp(prefix="wmap-stdin-", suffix=".yaml")

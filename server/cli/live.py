@@ -159,9 +159,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:
-    """Definitions in force for a TYPE argument: by kind (singular or plural), ``kind.group``
-    or definition name; failing that, by catalog alias (``Catalog.find``), mapped to the
-    group/kind's definitions in force (so a registered definition still wins)."""
+    """Definitions in force for a TYPE argument.
+
+    By kind (singular or plural), ``kind.group`` or definition name; failing that, by
+    catalog alias (``Catalog.find``), mapped to the group/kind's definitions in force (so a
+    registered definition still wins).
+    """
     w = wanted.strip().lower()
     direct = [e for e in registry.entries()
               if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),

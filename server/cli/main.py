@@ -19,6 +19,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from server.cli.inputs import (
     EXIT_BROKEN_PIPE,
@@ -82,7 +83,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_catalog(args: argparse.Namespace) -> int:
     """``wmap catalog``: the built-in definitions with GVK and operator source version."""
     catalog = load_catalog(args.catalog_dir or default_catalog_dir())
-    rows = [{"name": e.definition.name, "group": e.gvk.group, "version": e.gvk.version, "kind": e.gvk.kind,
+    rows: list[dict[str, Any]] = [{"name": e.definition.name, "group": e.gvk.group, "version": e.gvk.version, "kind": e.gvk.kind,
              "aliases": list(e.aliases), "sourceVersion": e.source_version,
              "components": [c.name for c in e.definition.components]} for e in catalog]
     if args.output == "json":
@@ -138,8 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again (the
-    recipe of the Python ``signal`` documentation)."""
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+
+    The recipe of the Python ``signal`` documentation ("Note on SIGPIPE").
+    """
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

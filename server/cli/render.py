@@ -88,8 +88,11 @@ def render_tree(view: WorkloadView) -> str:
 
 
 def render(views: Iterable[WorkloadView], output: str) -> str:
-    """Render views as ``json``, ``yaml`` or ``tree``; one view is a bare object,
-    several are the envelope ``{items, count}`` (as upstream ``kli``)."""
+    """Render views as ``json``, ``yaml`` or ``tree``.
+
+    One view is a bare object, several are the envelope ``{items, count}`` (as upstream
+    ``kli``).
+    """
     views = list(views)
     if output == "tree":
         return "\n\n".join(render_tree(v) for v in views)

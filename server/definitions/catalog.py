@@ -13,6 +13,7 @@ A built-in definition that fails validation, or two for one GVK, is a packaging 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,7 @@ class Catalog:
                 raise DefinitionError(f"catalog: {entry.file} and {self._by_gvk[entry.gvk].file} both define {entry.gvk}")
             self._by_gvk[entry.gvk] = entry
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[CatalogEntry]:
         return iter(sorted(self._by_gvk.values(), key=lambda e: e.definition.name))
 
     def __len__(self) -> int:

@@ -69,7 +69,7 @@ def parse_definition(doc: Any, problems: list[Problem]) -> Definition | None:
     if "structureDefinition" in doc and "spec" not in doc:
         doc = {"apiVersion": KARTA_API_VERSION, "kind": "Karta", "metadata": {}, "spec": doc}
     key = (doc.get("apiVersion"), doc.get("kind"))
-    source_format = FORMATS.get(key) if all(isinstance(k, str) for k in key) else None  # type: ignore[arg-type]
+    source_format = FORMATS.get(key) if all(isinstance(k, str) for k in key) else None
     if source_format is None:
         problems.append(Problem("kind", f"expected apiVersion {KARTA_API_VERSION} kind Karta (or {LEGACY_API_VERSION} "
                                         f"ResourceInterface), got apiVersion {key[0]!r} kind {key[1]!r}"))
@@ -90,7 +90,8 @@ def parse_definition(doc: Any, problems: list[Problem]) -> Definition | None:
                   if (g := _gvk(Fields(item, path, problems, ("group", "version", "kind")), require_all=True)))
     gang = _gang(spec.child("optimizationInstructions", ("gangScheduling",))) if spec else None
     metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    name = metadata.get("name") if isinstance(metadata.get("name"), str) else ""
+    given = metadata.get("name")
+    name = given if isinstance(given, str) else ""
     if not name and root.kind is not None:
         name = root.kind.slug
     manifest = {"apiVersion": KARTA_API_VERSION, "kind": "Karta",

@@ -174,9 +174,11 @@ def stringify(value: Any) -> str:
 
 
 def _integral(value: Any) -> Any:
-    """Integral floats as ints, recursively: gojq decodes every number as float64 and
-    prints ``2.0`` as ``2``, while C jq 1.7+ keeps the literal ``2.0`` (so ``tostring``
-    would differ)."""
+    """Integral floats as ints, recursively.
+
+    gojq decodes every number as float64 and prints ``2.0`` as ``2``, while C jq 1.7+ keeps
+    the literal ``2.0`` (so ``tostring`` would differ).
+    """
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):

@@ -50,9 +50,9 @@ _TOKEN = re.compile(
 
 
 def _lex(text: str, tokens: list[tuple[str, str]], start: int = 0, *, in_interp: bool = False) -> int:
-    """Append ``(kind, value)`` tokens of ``text`` from ``start``; return the end index.
+    r"""Append ``(kind, value)`` tokens of ``text`` from ``start``; return the end index.
 
-    Strings become one ``("string", "")`` token; their ``\\( ... )`` interpolations are
+    Strings become one ``("string", "")`` token; their ``\( ... )`` interpolations are
     lexed recursively into the same list (wrapped in parentheses tokens).
     """
     pos, depth = start, 0

@@ -237,9 +237,12 @@ VERBS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 
 
 class _ImpersonatingRest:
-    """Wraps an ``ApiClient``'s REST client: while acting as someone, each verb call gets the
-    impersonation headers (as a multi-dict, one ``Impersonate-Group`` per group) and a 403
-    is recorded on the :class:`Acting` record."""
+    """Wraps an ``ApiClient``'s REST client to impersonate the caller.
+
+    While acting as someone, each verb call gets the impersonation headers (as a
+    multi-dict, one ``Impersonate-Group`` per group) and a 403 is recorded on the
+    :class:`Acting` record.
+    """
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
@@ -283,9 +286,10 @@ def _refused_kind(body: Any) -> str:
 
 
 class ImpersonatingClient:
-    """What ``KartaStore`` needs of a ``KubeClient`` (``api_client``), sharing ``base``'s
-    configuration, whose requests impersonate the identity of the enclosing
-    :func:`acting_as` block (outside one they carry the server's own identity).
+    """What ``KartaStore`` needs of a ``KubeClient`` (``api_client``), impersonating.
+
+    It shares ``base``'s configuration; its requests impersonate the identity of the
+    enclosing :func:`acting_as` block (outside one they carry the server's own identity).
 
     Its HTTP session is separate from ``base``'s: close both.
     """

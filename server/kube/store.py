@@ -23,7 +23,7 @@ from typing import Any
 from server.gvk import GVK
 from server.kube.reader import EventType, KubeObject, KubeObjects
 from server.kube.trim import trim
-from server.owners import controller_uid
+from server.owners import controller_uid as controller_uid  # re-exported: graph, tests
 
 Key = tuple[str, str]
 """``(namespace or "", name)``."""

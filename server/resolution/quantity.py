@@ -42,9 +42,9 @@ def parse_quantity(value: Any) -> Decimal:
     match = _QUANTITY.match(value)
     if match is None:
         raise QuantityError(f"invalid quantity {value!r}")
-    number, suffix = match.group(1), match.group(2) or ""
+    digits, suffix = match.group(1), match.group(2) or ""
     try:
-        base = Decimal(number)
+        base = Decimal(digits)
     except InvalidOperation:
         raise QuantityError(f"invalid quantity {value!r}") from None
     if suffix in _BINARY:

@@ -213,14 +213,18 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
 
 
 def _fields(view: ComponentView) -> dict[str, Any]:
-    return {name: getattr(view, name) for name in view.__slots__}  # type: ignore[attr-defined]
+    return {name: getattr(view, name) for name in view.__slots__}
 
 
 def failed_view(definition: Definition, root: Mapping[str, Any], message: str, *, origin: str = "catalog",
                 policy: GpuPolicy = DEFAULT_GPU_POLICY) -> WorkloadView:
-    """A view that carries only identity and one error: used when resolution itself failed
-    unexpectedly, so one malformed object never fails a whole list."""
-    meta = root.get("metadata") if isinstance(root.get("metadata"), Mapping) else {}
+    """A view that carries only identity and one error.
+
+    Used when resolution itself failed unexpectedly, so one malformed object never fails a
+    whole list.
+    """
+    raw_meta = root.get("metadata")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
     return WorkloadView(
         name=str(meta.get("name", "")), namespace=meta.get("namespace"), kind=str(root.get("kind", "")),
         api_version=str(root.get("apiVersion", "")), uid=str(meta.get("uid", "")),

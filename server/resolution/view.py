@@ -193,9 +193,11 @@ class ComponentView:
 
 @dataclass(slots=True)
 class RoleView:
-    """A role as users name it: one per instance of a component with instance ids
-    (JobSet replicated job ``leader``, Ray worker group ``gpu-group``), else the
-    component itself (PyTorchJob ``master``, LWS ``worker``).
+    """A role as users name it.
+
+    One per instance of a component with instance ids (JobSet replicated job ``leader``,
+    Ray worker group ``gpu-group``), else the component itself (PyTorchJob ``master``, LWS
+    ``worker``).
 
     Attributes:
         name: the instance id, or the component name.

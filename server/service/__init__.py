@@ -208,7 +208,7 @@ class WorkloadService:
             return self._top_cache[1]
         entries = list(self.registry.entries())
         covered = {e.gvk for e in entries}
-        pairs = [(entry, obj) for entry in entries for obj in self.reader.list(entry.gvk)
+        pairs: list[tuple[Entry, Mapping[str, Any]]] = [(entry, obj) for entry in entries for obj in self.reader.list(entry.gvk)
                  if self.is_top_level(obj, covered)]
         pairs.sort(key=lambda p: (p[1].get("metadata", {}).get("namespace") or "", p[0].gvk.kind,
                                   p[1].get("metadata", {}).get("name", "")))

@@ -1,5 +1,7 @@
-"""Definitions that arrive without the write path: a store's contents at start, and Karta
-objects applied with ``kubectl`` (or by another replica) seen through a reader.
+"""Definitions that arrive without the write path.
+
+A store's contents at start, and Karta objects applied with ``kubectl`` (or by another
+replica) seen through a reader.
 
 :class:`DefinitionIntake` holds what the registration path shares with them: the registry
 in force, the store (whose ``origin`` tags entries), the trial evaluation (a child
@@ -114,9 +116,12 @@ class DefinitionIntake:
                 self._load_one(self.store.origin, stored.key, stored.document, stored.source)
 
     async def _passes_trial(self, origin: str, key: str, doc: Any, source: str) -> bool:
-        """Definitions that arrive without the write path (a Karta applied with kubectl, a
-        state file) get the same trial evaluation before they are used: one that crashes
-        or hangs the evaluator must not take every server replica down."""
+        """True when a definition arriving without the write path passes the trial.
+
+        A Karta applied with kubectl, or a state file, gets the same trial evaluation before
+        it is used: one that crashes or hangs the evaluator must not take every server
+        replica down.
+        """
         definition, _ = check_definition(doc) if doc is not None else (None, [])
         if definition is None:
             return True  # _load_one reports the validation problems
@@ -130,14 +135,19 @@ class DefinitionIntake:
         if definition is None:
             self._skip(origin, key, problems, source)
             return
-        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        raw_meta = doc.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        raw_annotations = meta.get("annotations")
+        annotations: dict[str, Any] = raw_annotations if isinstance(raw_annotations, dict) else {}
         registered_at = str(annotations.get(REGISTERED_AT) or meta.get("creationTimestamp") or "")
         self._put(origin, key, definition, registered_at)
 
     def apply_karta(self, event_type: str, obj: Mapping[str, Any]) -> None:
-        """Apply one Karta watch event (``ADDED``/``MODIFIED``/``DELETED``) to the registry
-        (origin ``cluster``); an invalid Karta is recorded in :attr:`skipped`, not raised."""
+        """Apply one Karta watch event (``ADDED``/``MODIFIED``/``DELETED``) to the registry.
+
+        The entry's origin is ``cluster``; an invalid Karta is recorded in :attr:`skipped`,
+        not raised.
+        """
         name = str((obj.get("metadata") or {}).get("name", ""))
         if not name:
             return

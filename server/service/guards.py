@@ -1,6 +1,8 @@
-"""Guards every registration path (GraphQL, REST, Run:ai workload types) runs a caller's
-document under, so that a hostile or malformed document is a clear 4xx, never a stall or
-a 500."""
+"""Guards every registration path runs a caller's document under.
+
+GraphQL, REST and Run:ai workload types alike, so that a hostile or malformed document is
+a clear 4xx, never a stall or a 500.
+"""
 
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ ENGINE_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, 
 
 
 def check_expansion(doc: Any, *, limit: int = MAX_EXPANDED_VALUES) -> None:
-    """Refuse YAML text whose aliases expand beyond ``limit`` values ("billion laughs"): PyYAML
-    shares aliased nodes, but every later JSON encoding (API responses, the Karta object)
-    expands them, which would stall the event loop and exhaust memory.
+    """Refuse YAML text whose aliases expand beyond ``limit`` values ("billion laughs").
+
+    PyYAML shares aliased nodes, but every later JSON encoding (API responses, the Karta
+    object) expands them, which would stall the event loop and exhaust memory.
 
     Text without ``*`` (no alias) is not parsed here; decoded documents are not checked.
 
@@ -55,9 +58,10 @@ def check_expansion(doc: Any, *, limit: int = MAX_EXPANDED_VALUES) -> None:
 
 @contextlib.contextmanager
 def unreadable_as_invalid() -> Iterator[None]:
-    """Turn an engine crash on a caller's document into ``InvalidDefinition`` (422), logged
-    with its traceback once: a bad document must never become a 500. (Example found by
-    ``tests/auth/test_fuzz.py``: ``kind: {}`` made the parser hash a dict.)
+    """Turn an engine crash on a caller's document into ``InvalidDefinition`` (422).
+
+    The crash is logged with its traceback once: a bad document must never become a 500.
+    (Example found by ``tests/auth/test_fuzz.py``: ``kind: {}`` made the parser hash a dict.)
 
     Raises:
         InvalidDefinition: the engine failed on the document.

@@ -43,8 +43,11 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 def not_deletable(gvk: GVK) -> Conflict:
-    """The error for removing a definition this server's store does not hold (a built-in
-    catalog entry, or one registered elsewhere: a definition file, a Karta object)."""
+    """The error for removing a definition this server's store does not hold.
+
+    That is a built-in catalog entry, or one registered elsewhere (a definition file, a
+    Karta object).
+    """
     return Conflict(f"{gvk.kind}.{gvk.group or 'core'} is built in (or registered elsewhere) and cannot be "
                     "deleted here")
 

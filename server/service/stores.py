@@ -1,5 +1,6 @@
-"""Where registered definitions persist: the :class:`DefinitionStore` protocol and the
-offline :class:`DirectoryStore`.
+"""Where registered definitions persist.
+
+The :class:`DefinitionStore` protocol and the offline :class:`DirectoryStore`.
 
 Two stores implement the protocol:
 

@@ -22,7 +22,7 @@ import yaml
 
 from server.app import create_app
 from server.config import KubeSettings, Settings
-from tests.api.live import serving, wait_until
+from tests.api.live import serving
 from tests.api.test_mutations import broken, jobset_definition
 
 pytestmark = pytest.mark.cluster
