@@ -1,0 +1,100 @@
+"""The framework-free registration path (server.service): what GraphQL and REST both call."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from server.config import default_catalog_dir
+from server.definitions.catalog import load_catalog
+from server.definitions.registry import DefinitionRegistry
+from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, InvalidRequest
+from server.gvk import GVK
+from server.service.following import REGISTERED_AT
+from server.service.registration import GVK_LABELS, Registrar, register_document
+from server.service.stores import DirectoryStore
+
+JOBSET = GVK("jobset.x-k8s.io", "v1alpha2", "JobSet")
+
+
+def registrar(state: Path) -> Registrar:
+    registry = DefinitionRegistry(load_catalog(default_catalog_dir()))
+    return Registrar(registry, DirectoryStore(state), trial_timeout=0)
+
+
+def jobset_doc(name: str) -> dict[str, Any]:
+    doc = copy.deepcopy(load_catalog(default_catalog_dir()).find("jobset").definition.manifest)
+    doc["metadata"] = {"name": name}
+    return doc
+
+
+async def test_register_document_stores_labels_and_keeps_the_first_time(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    first = await register_document(r, jobset_doc("team-jobset"))
+    assert (first.created, first.dry_run) == (True, False)
+    assert first.entry is not None and (first.entry.origin, first.entry.key) == ("state", "team-jobset")
+    stored = yaml.safe_load((tmp_path / "team-jobset.yaml").read_text())
+    labels = stored["metadata"]["labels"]
+    # both spellings of each of the three GVK labels: 3 x 2 = 6 labels with the JobSet GVK's parts
+    assert {label: labels[label] for pair in GVK_LABELS for label in pair} == {
+        "karta.run.ai/group": "jobset.x-k8s.io", "run.ai/karta-group": "jobset.x-k8s.io",
+        "karta.run.ai/version": "v1alpha2", "run.ai/karta-version": "v1alpha2",
+        "karta.run.ai/kind": "JobSet", "run.ai/karta-kind": "JobSet"}
+    registered_at = stored["metadata"]["annotations"][REGISTERED_AT]
+    again = await register_document(r, jobset_doc("team-jobset"))
+    assert again.created is False  # a replacement keeps the first registration time
+    assert yaml.safe_load((tmp_path / "team-jobset.yaml").read_text())["metadata"]["annotations"][REGISTERED_AT] \
+        == registered_at
+    # the registered definition now wins over the catalog for the JobSet GVK
+    assert (r.registry.lookup(JOBSET) or pytest.fail("no JobSet entry")).origin == "state"
+
+
+async def test_dry_run_stores_nothing_and_entry_of_shows_the_would_be_entry(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    outcome = await register_document(r, jobset_doc("dry"), dry_run=True)
+    assert outcome.entry is None and outcome.dry_run and not list(tmp_path.iterdir())
+    entry = r.entry_of(outcome)
+    assert (entry.origin, entry.key, entry.definition.name) == ("state", "dry", "dry")
+
+
+async def test_guards_alias_bomb_and_engine_crash(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    # 9 levels of 10 aliases each expand to 10**9 values, far above the 250,000 limit
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8))
+    bomb += "apiVersion: run.ai/v1alpha1\nkind: Karta\n"
+    with pytest.raises(InvalidRequest, match="more than 250000 values"):
+        await register_document(r, bomb)
+    with pytest.raises(InvalidDefinition):  # `kind: {}` made the parser hash a dict (a TypeError)
+        await register_document(r, "apiVersion: run.ai/v1alpha1\nkind: {}\nmetadata: {name: x}\nspec: {}\n")
+    assert not list(tmp_path.iterdir())
+
+
+async def test_unregister_refuses_the_catalog_and_unknown_names(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    with pytest.raises(Conflict, match="JobSet.jobset.x-k8s.io is built in"):
+        await r.unregister("jobset-x-k8s-io-jobset-v1alpha2")
+    with pytest.raises(DefinitionNotFound):
+        await r.unregister("no-such-definition")
+    await register_document(r, jobset_doc("mine"))
+    with pytest.raises(Conflict, match="already registered for"):
+        await register_document(r, jobset_doc("second-name"))
+    removed = await r.unregister("mine")
+    assert removed.key == "mine" and not (tmp_path / "mine.yaml").exists()
+    assert (r.registry.lookup(JOBSET) or pytest.fail("no JobSet entry")).origin == "catalog"
+
+
+async def test_a_stored_file_that_fails_validation_is_skipped_not_raised(tmp_path: Path) -> None:
+    good, bad = jobset_doc("good"), jobset_doc("bad")
+    bad["spec"]["structureDefinition"]["childComponents"][0]["ownerRef"] = "nobody"
+    (tmp_path / "good.yaml").write_text(yaml.safe_dump(good))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    r = registrar(tmp_path)
+    await r.load_stored()
+    assert [e.key for e in r.registry.registered("state")] == ["good"]
+    (skipped,) = r.skipped.values()
+    assert skipped.key == "bad" and any("nobody" in p.message for p in skipped.problems)

@@ -1,0 +1,53 @@
+"""The import-linter contracts in pyproject.toml hold, and they do catch a violation.
+
+The second test copies server/ and schema/ with pyproject.toml into a temporary directory,
+adds imports the layers forbid, and runs ``lint-imports`` there: each broken contract
+must be reported by name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+pytestmark = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed (test extras)")
+
+
+def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_the_tree_keeps_every_contract() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_forbidden_imports_are_reported(tmp_path: Path) -> None:
+    for package in ("server", "schema"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__", "sample"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    with open(tmp_path / "server" / "service" / "rows.py", "a", encoding="utf-8") as handle:
+        handle.write("\nimport schema.types  # a service reaching up into GraphQL\nimport starlette\n")
+    with open(tmp_path / "server" / "cli" / "inputs.py", "a", encoding="utf-8") as handle:
+        handle.write("\nimport server.cli.main  # a cycle inside server.cli\nimport server.api.rest\n")
+    (tmp_path / "server" / "stray.py").write_text('"""A module in no layer."""\n')
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = " ".join(result.stdout.split())
+    for contract in ("Layers: front doors", "Every server subpackage and module is placed in a layer",
+                     "GraphQL types only through the GraphQL endpoint", "the CLI reaches the API only",
+                     "No import cycles between sibling modules", "starlette only in server.app and server.api"):
+        assert out.count(contract) >= 2, contract  # listed as BROKEN, then explained
+    assert "server.stray" in out
+    assert "Contracts: 3 kept, 6 broken." in out
