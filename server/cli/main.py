@@ -19,7 +19,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from server.cli.inputs import (
     EXIT_BROKEN_PIPE,
@@ -82,10 +81,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_catalog(args: argparse.Namespace) -> int:
     """``wmap catalog``: the built-in definitions with GVK and operator source version."""
+    from server.service.rows import catalog_row
+
     catalog = load_catalog(args.catalog_dir or default_catalog_dir())
-    rows: list[dict[str, Any]] = [{"name": e.definition.name, "group": e.gvk.group, "version": e.gvk.version, "kind": e.gvk.kind,
-             "aliases": list(e.aliases), "sourceVersion": e.source_version,
-             "components": [c.name for c in e.definition.components]} for e in catalog]
+    rows = [catalog_row(entry) for entry in catalog]
     if args.output == "json":
         print(json.dumps({"items": rows, "count": len(rows)}, indent=2))
         return EXIT_OK

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from server.gvk import GVK
+from server.owners import MAX_OWNER_DEPTH
 
 KubeObject = dict[str, Any]
 """One Kubernetes object as decoded JSON (trimmed)."""
@@ -130,11 +131,11 @@ class Reader(Protocol):
         """Objects of any watched GVK with an ownerReference (controller or not) to ``uid``."""
         ...
 
-    def descendants(self, uid: str, max_depth: int = 6) -> KubeObjects:
+    def descendants(self, uid: str, max_depth: int = MAX_OWNER_DEPTH) -> KubeObjects:
         """Transitive controller-owned objects of ``uid`` (pods included), breadth first."""
         ...
 
-    def root_of(self, obj: Mapping[str, Any], max_depth: int = 6) -> KubeObject | None:
+    def root_of(self, obj: Mapping[str, Any], max_depth: int = MAX_OWNER_DEPTH) -> KubeObject | None:
         """The topmost cached ancestor via controller ownerReferences.
 
         ``None`` when ``obj`` has no cached controller owner (it is its own root).

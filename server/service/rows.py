@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.definitions.catalog import CatalogEntry
 from server.definitions.registry import Entry
 from server.resolution import WorkloadView
 
@@ -43,3 +44,15 @@ def definition_dict(entry: Entry) -> dict[str, Any]:
             "origin": entry.origin, "shadowed": entry.shadowed, "registeredAt": entry.registered_at,
             "sourceVersion": entry.source_version, "components": [c.name for c in entry.definition.components],
             "manifest": entry.definition.manifest}
+
+
+def catalog_row(entry: CatalogEntry) -> dict[str, Any]:
+    """A built-in definition as ``wmap catalog -o json`` lists it.
+
+    Returns:
+        ``{name, group, version, kind, aliases, sourceVersion, components}``; ``aliases``
+        are the short type names ``wmap get`` accepts (``ray``, ``lws``, ...).
+    """
+    return {"name": entry.definition.name, "group": entry.gvk.group, "version": entry.gvk.version,
+            "kind": entry.gvk.kind, "aliases": list(entry.aliases), "sourceVersion": entry.source_version,
+            "components": [c.name for c in entry.definition.components]}
