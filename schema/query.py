@@ -14,6 +14,7 @@ from strawberry.types import Info
 
 from schema.context import Context
 from schema.definitions import Definition, SkippedDefinition
+from server.service.lookup import definition_for, definitions_in_force
 from server.service.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
 from schema.types import GpuAggregate, GroupBy, Workload
 from server.auth.scope import list_scope, workload_scope
@@ -120,23 +121,16 @@ class Query:
     def definitions(self, info: Info[Context, None], origin: str | None = None,
                     include_shadowed: bool = False) -> list[Definition]:
         """Definitions."""
-        registry = info.context.registry
-        entries = list(registry.entries())
-        if include_shadowed:
-            entries += [e for e in registry.registered() if e.shadowed]
-        return [Definition(entry=e) for e in entries if origin is None or e.origin == origin]
+        entries = definitions_in_force(info.context.registry, include_shadowed=include_shadowed, origin=origin)
+        return [Definition(entry=e) for e in entries]
 
     @strawberry.field(description="The definition in force for a root group/kind (version optional: any "
                                   "version of the group/kind when omitted); null when none.")
     def definition(self, info: Info[Context, None], group: str, kind: str,
                    version: str | None = None) -> Definition | None:
         """One definition or null."""
-        group = _core(group)
-        for entry in info.context.registry.entries():
-            gvk = entry.gvk
-            if gvk.group == group and gvk.kind.lower() == kind.lower() and version in (None, gvk.version):
-                return Definition(entry=entry)
-        return None
+        entry = definition_for(info.context.registry, _core(group), kind, version)
+        return Definition(entry=entry) if entry is not None else None
 
     @strawberry.field(description="Stored definitions (files, Karta objects) skipped because they are invalid.")
     def skipped_definitions(self, info: Info[Context, None]) -> list[SkippedDefinition]:

@@ -32,8 +32,7 @@ from server.api.auth import guard_of
 from server.api.bodies import body_text, flag, json_object
 from server.api.runtime import runtime_of
 from server.auth.writes import writing_as
-from server.definitions.registry import Entry
-from server.errors import DefinitionNotFound
+from server.service.lookup import definition_named, definitions_in_force
 from server.service.registration import register_document
 from server.service.rows import definition_dict
 from server.service.workload_types import (
@@ -160,18 +159,9 @@ async def list_definitions(request: Request) -> JSONResponse:
       '200': {description: Definitions, content: {application/json: {schema: {$ref: '#/components/schemas/DefinitionList'}}}}
     """
     runtime = runtime_of(request)
-    entries = list(runtime.registry.entries()) + [e for e in runtime.registry.registered() if e.shadowed]
+    entries = definitions_in_force(runtime.registry, include_shadowed=True)
     skipped = [s.to_dict() for s in runtime.registrar.skipped.values()] if runtime.registrar else []
     return JSONResponse({"items": [definition_dict(e) for e in entries], "count": len(entries), "skipped": skipped})
-
-
-def _named(request: Request) -> Entry:
-    name = request.path_params["name"]
-    registry = runtime_of(request).registry
-    for entry in [*registry.entries(), *registry.registered()]:
-        if entry.definition.name == name or entry.key == name:
-            return entry
-    raise DefinitionNotFound(f"no definition named {name!r}")
 
 
 async def get_definition(request: Request) -> JSONResponse:
@@ -185,7 +175,7 @@ async def get_definition(request: Request) -> JSONResponse:
       '200': {description: The definition, content: {application/json: {schema: {$ref: '#/components/schemas/Definition'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
     """
-    return JSONResponse(definition_dict(_named(request)))
+    return JSONResponse(definition_dict(definition_named(runtime_of(request).registry, request.path_params["name"])))
 
 
 async def delete_definition(request: Request) -> JSONResponse:
