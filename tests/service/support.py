@@ -36,3 +36,14 @@ def demo(name: str, namespace: str = "n", *, loop: bool = False, phase: str | No
     if phase is not None:
         obj["status"] = {"p": phase}
     return obj
+
+SLOW_PATH = ('if .metadata.labels.slow == "yes" then ([limit(600000; def r: 1, r; r)] | length | "up") '
+             'else (.status.p // "up") end')
+"""About 1.5 s for an object labelled ``slow: "yes"`` (600,000 generator steps), else instant."""
+
+
+def slow_demo(name: str, namespace: str = "n") -> dict[str, Any]:
+    """A Demo object that takes ``SLOW_PATH`` down its slow branch."""
+    obj = demo(name, namespace)
+    obj["metadata"]["labels"] = {"slow": "yes"}
+    return obj
