@@ -13,15 +13,19 @@ source and the definition store, and runs start-up and shutdown in the lifespan:
   ``settings.kube.install_karta_crd``);
 * nothing configured: the bundled sample snapshot (``settings.sample_dir``), logged.
 
-The lifespan does not wait for the caches to sync (``/livez`` answers at once;
-``/readyz`` is 503 until they have).
+The lifespan starts the service's background resolver (worker processes) and does not
+wait for the caches to sync or the views to be resolved (``/livez`` answers at once;
+``/readyz`` is 503 until both are done). Only a reader passed in that is already synced
+(tests, embedding: a ``SnapshotReader``) is materialized before the lifespan yields
+(bounded by ``READER_SETTLE_S``), so its first request sees views. At shutdown the
+resolver task ends and every worker process is killed.
 
 Callers (``settings.auth``): with ``none`` every request is the local caller (a warning is
 logged when the server listens beyond loopback); with ``kubernetes`` the cluster client
 checks tokens and permissions (``server.kube.reviews.KubeReviews`` behind a cached
 ``server.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
 store writes through an ``ImpersonatingClient``. Middleware, outermost first: metrics,
-body limit, time budget, authentication.
+body limit, time budget, authentication, settle-after-definition-change.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.api.auth import AuthMiddleware
 from server.api.errors import EXCEPTION_HANDLERS
@@ -56,6 +61,36 @@ log = logging.getLogger(__name__)
 
 
 AUTH_MODES = ("none", "kubernetes")
+READER_SETTLE_S = 60.0
+WRITE_SETTLE_S = 10.0
+
+
+class SettleAfterDefinitionChange:
+    """Read-your-writes for definition changes, for every front door at once.
+
+    A request that changed the definition registry (REST or GraphQL registration,
+    unregistration) has its response held until the service has re-resolved the
+    workloads of the changed kinds (at most ``WRITE_SETTLE_S``), so the caller's next read
+    sees them. Other requests pass straight through.
+    """
+
+    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
+        self.app, self.runtime = app, runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        generation = self.runtime.registry.generation
+
+        async def settle_then_send(message: Message) -> None:
+            service = self.runtime.service
+            if (message["type"] == "http.response.start" and service is not None
+                    and self.runtime.registry.generation != generation):
+                await service.settled(WRITE_SETTLE_S)
+            await send(message)
+
+        await self.app(scope, receive, settle_then_send)
 
 
 def _load_extra_definitions(registry: DefinitionRegistry, directory: Path) -> None:
@@ -105,7 +140,8 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
         middleware=[Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),
                     Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
-                    Middleware(AuthMiddleware, runtime=runtime)],
+                    Middleware(AuthMiddleware, runtime=runtime),
+                    Middleware(SettleAfterDefinitionChange, runtime=runtime)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=partial(_lifespan, runtime),
     )
@@ -202,6 +238,11 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
     follow = asyncio.create_task(registrar.follow(runtime.reader), name="wmap-follow-kartas")
     if cache is not None:
         await cache.start()  # type: ignore[attr-defined]
+    service = runtime.service
+    assert service is not None
+    await service.start()
+    if runtime.source == "reader" and runtime.reader.is_synced():
+        await service.settled(READER_SETTLE_S)
     runtime.started = True
     log.info("serving %s as cluster %r with %d definitions", runtime.source, runtime.cluster,
              len(list(runtime.registry.entries())))
@@ -211,6 +252,7 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
         runtime.started = False
         follow.cancel()
         await asyncio.gather(follow, return_exceptions=True)
+        await service.stop()
         if cache is not None:
             await cache.stop()  # type: ignore[attr-defined]
         for close in runtime.closers:

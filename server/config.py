@@ -91,6 +91,24 @@ class KubeSettings:
 
 
 @dataclass(slots=True)
+class ResolverSettings:
+    """Background resolution of workload views (``server.service``).
+
+    Attributes:
+        workers: resolver worker processes; 0 means the usable CPU cores
+            (``len(os.sched_getaffinity(0))``).
+        timeout_s: hard budget of one resolution, seconds: the worker is ended past it and
+            the workload gets an error view.
+        quarantine_after: timeouts of one definition (per registry generation) after which
+            its workloads get an error view without running.
+    """
+
+    workers: int = 0
+    timeout_s: float = 2.0
+    quarantine_after: int = 3
+
+
+@dataclass(slots=True)
 class Settings:
     """All configuration.
 
@@ -104,6 +122,7 @@ class Settings:
         gpu_resources: extra resource names counted as whole GPUs.
         metrics_public: ``/metrics`` without authentication (else it needs ``get`` on the
             non-resource URL ``/metrics``).
+        resolver: background resolution (see :class:`ResolverSettings`).
     """
 
     http: HttpSettings = field(default_factory=HttpSettings)
@@ -119,6 +138,7 @@ class Settings:
     log_level: str = "INFO"
     gpu_resources: tuple[str, ...] = ()
     metrics_public: bool = True
+    resolver: ResolverSettings = field(default_factory=ResolverSettings)
 
 
 def _flag(value: str) -> bool:
@@ -140,6 +160,8 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_LOG_FORMAT": ("log_format", str),
     "WMAP_LOG_LEVEL": ("log_level", str),
     "WMAP_GPU_RESOURCES": ("gpu_resources", _words),
+    "WMAP_RESOLVER_WORKERS": ("resolver_workers", int),
+    "WMAP_RESOLUTION_TIMEOUT": ("resolution_timeout", float),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 

@@ -1,8 +1,10 @@
 """Health endpoints in the Kubernetes style: ``/livez``, ``/readyz`` (``?verbose``), ``/healthz``.
 
 ``/livez`` only proves the event loop answers (no dependency checks, so no restart
-storms). ``/readyz`` is 503 until start-up finished and every watched informer has listed
-once; informers whose CRD is missing or that are forbidden do not block but are reported.
+storms). ``/readyz`` is 503 until start-up finished, every watched informer has listed
+once and every workload found then has a materialized view ("resolved N of M" in the
+verbose output); informers whose CRD is missing or that are forbidden do not block but are
+reported.
 With ``?verbose`` one ``[+]``/``[-]`` line per check is listed, as kube-apiserver does.
 ``/healthz`` is the deprecated alias of ``/readyz``.
 """
@@ -42,6 +44,11 @@ def checks(runtime: Runtime) -> list[str]:
     """The verbose check lines."""
     lines = [f"[{'+' if runtime.started else '-'}]startup {'ok' if runtime.started else 'in progress'}"]
     lines += [_informer_line(s) for s in runtime.states().values()]
+    service = runtime.service
+    if service is not None:
+        resolved, known = service.progress()
+        sign = "+" if service.is_ready() else "-"
+        lines.append(f"[{sign}]views resolved {resolved} of {known}")
     if runtime.karta_crd:
         ok = runtime.karta_crd in ("present", "installed")
         note = "" if ok else " (definitions cannot be registered; start with --install-karta-crd)"

@@ -4,7 +4,8 @@ Recorded as they happen: request latency (method, route template, status), view
 resolution time and resolution errors (per definition). Read at scrape time from the
 runtime: informer state, events, relists, watch restarts, cached objects (per GVK),
 definitions in force by origin, shadowed and skipped definitions, dropped subscriber
-events.
+events, and the materialized views: workloads resolved / known, dirty, resolution
+timeouts, quarantined definitions, replaced resolver workers, view changes published.
 """
 
 from __future__ import annotations
@@ -104,5 +105,27 @@ class _StateCollector(Collector):
             yield CounterMetricFamily("wmap_subscriber_dropped_events", "Change events dropped for slow "
                                       "subscribers", value=getattr(reader, "dropped_events", 0))
         if runtime.service is not None:
-            yield CounterMetricFamily("wmap_views_resolved", "Views resolved (memo misses)",
-                                      value=runtime.service.resolutions)
+            yield from _view_metrics(runtime.service)
+
+
+def _view_metrics(service: Any) -> Iterator[Metric]:
+    """Series of the materialized views (``server.service``)."""
+    yield CounterMetricFamily("wmap_views_resolved", "Views resolved and stored", value=service.resolutions)
+    resolved, known = service.progress()
+    yield GaugeMetricFamily("wmap_views_materialized", "Workloads with a materialized view", value=resolved)
+    yield GaugeMetricFamily("wmap_views_known", "Top-level workloads known", value=known)
+    yield GaugeMetricFamily("wmap_views_ready", "1 once every workload found after sync has a view",
+                            value=1.0 if service.is_ready() else 0.0)
+    yield CounterMetricFamily("wmap_view_changes", "View change events published", value=service.feed.published)
+    materializer = service.materializer
+    if materializer is None:
+        return
+    yield GaugeMetricFamily("wmap_views_dirty", "Workloads waiting to be re-resolved", value=len(materializer.dirty))
+    yield CounterMetricFamily("wmap_resolution_timeouts", "Resolutions ended for exceeding their budget",
+                              value=materializer.pool.timeouts)
+    yield CounterMetricFamily("wmap_resolver_worker_crashes", "Resolver workers that died mid-resolution",
+                              value=materializer.pool.crashes)
+    yield CounterMetricFamily("wmap_resolver_workers_replaced", "Resolver worker processes replaced",
+                              value=materializer.pool.replaced)
+    yield CounterMetricFamily("wmap_definitions_quarantined", "Definitions quarantined for repeated timeouts",
+                              value=materializer.quarantines)

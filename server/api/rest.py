@@ -21,8 +21,7 @@ from server.api.middleware import extend_deadline
 from server.api.runtime import runtime_of
 from server.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
 from server.definitions.phases import Phase
-from server.errors import InvalidRequest
-from server.kube.reader import ChangeEvent
+from server.errors import InvalidRequest, WorkloadNotFound
 from server.resolution import WorkloadView
 from server.service import WorkloadService
 from server.service.rows import phase_state, summary
@@ -157,43 +156,32 @@ async def get_phase(request: Request) -> JSONResponse:
     return JSONResponse(phase_state(view))
 
 
-def _concerns(event: ChangeEvent, view: WorkloadView) -> bool:
-    """True when ``event`` may change ``view`` (its subtree, or an object of the same identity)."""
-    if view.uid in event.root_uids:
-        return True
-    meta = event.obj.get("metadata", {})
-    return (event.obj.get("kind") == view.kind and meta.get("name") == view.name
-            and meta.get("namespace") == view.namespace)
-
-
 async def wait_for_phase(service: WorkloadService, request: Request, target: Phase, timeout: float, *,
                          allow: Allow | None = None) -> WorkloadView:
-    """Wait on the reader's change queue until ``target`` is among the workload's phases.
+    """Wait on the service's change feed until ``target`` is among the workload's phases.
 
-    The view is recomputed only after an event that concerns the workload; the queue is
-    released in ``finally``. ``allow`` is the caller's visibility (decided once, up front).
+    Only materialized views are read (no resolution here): the subscriber asks the feed for
+    this workload's changes only, and is released in ``finally``. ``allow`` is the caller's
+    visibility (decided once, up front).
 
     Raises:
         WorkloadNotFound: the workload does not exist (or disappears while waiting).
         WaitTimeout: ``timeout`` seconds passed; details hold the last phases.
     """
-    queue = service.reader.subscribe()
+    view = _workload(request, service, allow)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    subscriber = service.feed.subscribe(namespace=view.namespace, uid=view.uid)
     try:
-        view = _workload(request, service, allow)
         while target not in view.phases:
-            remaining = deadline - loop.time()
             try:
-                event = await asyncio.wait_for(queue.get(), max(remaining, 0.0))
+                change = await asyncio.wait_for(subscriber.get(), max(deadline - loop.time(), 0.0))
             except TimeoutError:
                 raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
                                   f"within {timeout:g}s", [phase_state(view)]) from None
-            events = [event]
-            while not queue.empty():
-                events.append(queue.get_nowait())
-            if any(_concerns(e, view) for e in events):
-                view = _workload(request, service, allow)
+            if change.view is None:
+                raise WorkloadNotFound(f"workload {view.kind} {view.namespace}/{view.name} was deleted while waiting")
+            view = change.view
         return view
     finally:
-        service.reader.unsubscribe(queue)
+        subscriber.close()

@@ -60,7 +60,9 @@ class Runtime:
     def attach(self, reader: Reader, store: DefinitionStore, *, watch: Callable[[GVK], None] | None = None,
                trial_timeout: float | None = None) -> None:
         """Create the service and registrar over ``reader`` and ``store``."""
-        self.service = WorkloadService(self.registry, reader, policy=_policy(self.settings))
+        resolver = self.settings.resolver
+        self.service = WorkloadService(self.registry, reader, policy=_policy(self.settings), workers=resolver.workers,
+                                       timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after)
         kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
         self.registrar = Registrar(self.registry, store, watch=watch, **kwargs)
         if self.metrics is not None:
@@ -72,16 +74,22 @@ class Runtime:
         return self.service.reader if self.service is not None else None
 
     def is_ready(self) -> bool:
-        """Started, and every informer listed once (or settled as missing/forbidden)."""
-        return self.started and self.service is not None and self.service.reader.is_synced()
+        """Started, every informer listed once (or settled as missing/forbidden), and every
+        workload found then has a materialized view."""
+        return (self.started and self.service is not None and self.service.reader.is_synced()
+                and self.service.is_ready())
 
     def require_service(self) -> WorkloadService:
         """The service, once ready.
 
         Raises:
-            CacheNotReady: before start-up finished or before the caches synced.
+            CacheNotReady: before start-up finished, before the caches synced or before every
+                workload has a view.
         """
         if not self.is_ready() or self.service is None:
+            if self.service is not None and self.started and self.service.reader.is_synced():
+                resolved, known = self.service.progress()
+                raise CacheNotReady(f"resolving workloads (resolved {resolved} of {known}); retry shortly")
             raise CacheNotReady("informer caches are not synced yet; retry shortly")
         return self.service
 

@@ -31,7 +31,7 @@ from server.cli.inputs import (
     snapshot_paths,
     snapshot_reader,
 )
-from server.config import AuthSettings, HttpSettings, KubeSettings, Settings, environment_defaults
+from server.config import AuthSettings, HttpSettings, KubeSettings, ResolverSettings, Settings, environment_defaults
 from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
@@ -53,7 +53,8 @@ def register(sub: Any) -> None:
     s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)",
                        epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
                               "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
-                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL and WMAP_GPU_RESOURCES.")
+                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES, WMAP_RESOLVER_WORKERS and "
+                              "WMAP_RESOLUTION_TIMEOUT.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
     _source_flags(s)
@@ -71,6 +72,10 @@ def register(sub: Any) -> None:
     s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
                    help="serve /metrics without authentication (default on)")
     s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
+    s.add_argument("--resolver-workers", type=int, default=None,
+                   help="resolver worker processes (default: the usable CPU cores)")
+    s.add_argument("--resolution-timeout", type=float, default=None,
+                   help="hard time budget of one workload resolution, seconds (default 2)")
     s.set_defaults(func=cmd_serve)
     g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
     g.add_argument("kind", metavar="TYPE", help="Kind (case-insensitive), kind.group, definition name or catalog "
@@ -126,7 +131,11 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
-        metrics_public=_pick(args, env, "metrics_public", True))
+        metrics_public=_pick(args, env, "metrics_public", True),
+        resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
+                                  timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
+    if settings.resolver.workers < 0 or settings.resolver.timeout_s <= 0:
+        raise InvalidRequest("--resolver-workers must be >= 0 (0: one per CPU core) and --resolution-timeout > 0")
     if auth.mode not in ("none", "kubernetes"):
         raise InvalidRequest(f"WMAP_AUTH must be none or kubernetes, got {auth.mode!r}")
     if settings.log_format not in FORMATS:

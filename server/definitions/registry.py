@@ -12,6 +12,8 @@ a workload served at a newer version still resolves (the fallback is reported).
 from __future__ import annotations
 
 import itertools
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -20,6 +22,7 @@ from server.definitions.model import Definition
 from server.gvk import GVK
 
 _SEQUENCE = itertools.count()
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +53,33 @@ class Entry:
 class DefinitionRegistry:
     """Mutable set of definitions; thread-unsafe, used from one event loop.
 
-    Every mutation bumps :attr:`generation`, which memoized views include in their key.
+    Every mutation bumps :attr:`generation` and calls each change hook (``add_listener``)
+    with the root GVKs whose definition may have changed, so the materialized views
+    re-resolve the workloads of those kinds.
     """
 
     def __init__(self, catalog: Catalog | None = None) -> None:
         self.catalog = catalog or Catalog([])
         self._registered: dict[tuple[str, str], Entry] = {}
         self.generation = 0
+        self._listeners: list[Callable[[frozenset[GVK]], None]] = []
+
+    def add_listener(self, listener: Callable[[frozenset[GVK]], None]) -> None:
+        """Call ``listener(root_gvks)`` after every register/unregister (synchronously)."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[frozenset[GVK]], None]) -> None:
+        """Stop calling ``listener`` (no error when it is not registered)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def _changed(self, *gvks: GVK) -> None:
+        self.generation += 1
+        for listener in list(self._listeners):
+            try:
+                listener(frozenset(gvks))
+            except Exception:  # noqa: BLE001 - a broken hook must not fail a registration
+                log.exception("definition change hook %r failed", listener)
 
     def register(self, definition: Definition, *, origin: str, key: str | None = None,
                  registered_at: str = "", source_version: str = "") -> Entry:
@@ -66,14 +89,14 @@ class DefinitionRegistry:
         entry = Entry(definition, origin, key, registered_at or (previous.registered_at if previous else ""),
                       source_version=source_version)
         self._registered[(origin, key)] = entry
-        self.generation += 1
+        self._changed(*([previous.gvk] if previous is not None else []), entry.gvk)
         return entry
 
     def unregister(self, *, origin: str, key: str) -> Entry | None:
         """Remove ``(origin, key)``; returns what was removed."""
         entry = self._registered.pop((origin, key), None)
         if entry is not None:
-            self.generation += 1
+            self._changed(entry.gvk)
         return entry
 
     def registered(self, origin: str | None = None) -> list[Entry]:

@@ -12,7 +12,9 @@ version of the object and of every controller ancestor found in the cache
 https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/), and
 deliver a ``ChangeEvent`` to every subscriber queue. Queues are bounded; when one is full
 its oldest event is dropped (``dropped_events`` counts them) so a stalled subscriber cannot
-grow memory without bound.
+grow memory without bound. Listeners (``add_listener``) are called synchronously with every
+event instead, losslessly: the materialized views of ``server.service`` use one to mark
+workloads dirty (a listener must be O(1) and must not raise).
 
 No I/O and no ``kubernetes_asyncio`` here. Single event loop, no locking.
 """
@@ -23,7 +25,7 @@ import asyncio
 import builtins
 import itertools
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from server.gvk import GVK
@@ -52,6 +54,7 @@ class ObjectGraph:
         self._versions: dict[str, int] = {}
         self._counter = itertools.count(1)
         self._queues: list[asyncio.Queue[ChangeEvent]] = []
+        self._listeners: list[Callable[[ChangeEvent], None]] = []
         self.dropped_events = 0
         self._uid_gvk: dict[str, GVK] = {}
         self._sorted_gvks: builtins.list[GVK] | None = None
@@ -153,6 +156,15 @@ class ObjectGraph:
         if queue in self._queues:
             self._queues.remove(queue)
 
+    def add_listener(self, listener: Callable[[ChangeEvent], None]) -> None:
+        """Call ``listener(event)`` synchronously for every change from now on (lossless)."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[ChangeEvent], None]) -> None:
+        """Stop calling ``listener`` (no error when it is not registered)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
     # writes
 
     def apply(self, gvk: GVK, event_type: str, obj: Mapping[str, Any]) -> None:
@@ -216,6 +228,11 @@ class ObjectGraph:
             self._versions.pop(uid, None)
 
     def _deliver(self, event: ChangeEvent) -> None:
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a broken listener must not stop the cache
+                log.exception("change listener %r failed", listener)
         for queue in self._queues:
             if queue.full():
                 queue.get_nowait()

@@ -1,127 +1,145 @@
-"""WorkloadService: definitions + cache reader + resolver + per-workload memo.
+"""WorkloadService: the materialized view of every top-level workload, read by every front door.
 
-The one place that turns cached objects into views; the API, GraphQL and CLI all call
-it. Views are memoized per workload and recomputed only when the workload changed: the
-memo key is ``(reader.version(uid), registry.generation)``, and the reader bumps a
-workload's version whenever the object or anything in its controller-owner subtree
-changes. jq therefore never runs per request for an unchanged workload.
+Reads (``workloads``, ``workload``, ``gpu_summary``) only read the :class:`ViewStore`; they
+never run jq. Two ways the store is filled:
 
-Top-level rule: an object is listed as a workload only when no object up its controller
-chain is itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not
-workloads of their own), as upstream ``kli get --all-types`` does.
+* **started** (the server: ``await service.start()`` in the app lifespan): a
+  :class:`~server.service.materializer.Materializer` resolves every workload once after the
+  reader has synced, then re-resolves the workloads each change touches, in worker
+  processes with a hard time budget, and publishes :class:`ViewChange` events on
+  :attr:`feed`. Views may lag a change by the resolver's latency; ``await settled()``
+  waits until nothing is pending.
+* **not started** (offline CLI, tests that build a service directly): each read brings
+  the store up to date synchronously first, through the same worker code and budget
+  (one shared worker process, ``BlockingResolver``), resolving only workloads whose
+  cache version or definition changed.
+
+Top-level rule: an object is a workload only when no object up its controller chain is
+itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not workloads
+of their own), as upstream ``kli get --all-types`` does.
 """
 
 from __future__ import annotations
 
-import time
+import atexit
 import logging
-from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any, Callable, Iterable, Mapping
-
-import cachetools
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import WorkloadNotFound
 from server.gvk import GVK
 from server.kube.reader import Reader
-from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView, resolve
-from server.resolution.resolver import failed_view
 from server.owners import MAX_OWNER_DEPTH, controller_uid
-from server.resolution.resources import add_into
+from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
+from server.resolution.resolver import failed_view
+from server.service.feed import ChangeFeed, Subscriber, ViewChange
+from server.service.pool import BlockingResolver, definition_key, usable_cores
+from server.service.views import GROUP_BY, GpuBucket, ViewStore
+from server.service.worker import Job
+
+__all__ = ["GROUP_BY", "ChangeFeed", "GpuBucket", "Subscriber", "ViewChange", "WorkloadService"]
 
 log = logging.getLogger(__name__)
 
 POD = GVK("", "v1", "Pod")
-GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE")
+DEFAULT_TIMEOUT_S = 2.0
+_BLOCKING: dict[float, BlockingResolver] = {}
 
 
-@dataclass(slots=True)
-class GpuBucket:
-    """GPU totals of one group in :meth:`WorkloadService.gpu_summary`."""
-
-    key: str
-    workloads: int = 0
-    spec: dict[str, Decimal] = field(default_factory=dict)
-    pods: dict[str, Decimal] = field(default_factory=dict)
-    allocated: dict[str, Decimal] = field(default_factory=dict)
+def _blocking(timeout_s: float) -> BlockingResolver:
+    resolver = _BLOCKING.get(timeout_s)
+    if resolver is None:
+        resolver = _BLOCKING[timeout_s] = BlockingResolver(1, timeout_s)
+        atexit.register(resolver.close)
+    return resolver
 
 
 class WorkloadService:
-    """Lists and resolves workloads from a :class:`~server.kube.reader.Reader`.
+    """Materialized views of the workloads of a :class:`~server.kube.reader.Reader`.
 
     Args:
         registry: definitions in force.
         reader: live informer cache or snapshot.
         policy: GPU resource names.
-        memo_size: most views kept (LRU).
+        workers: resolver processes once started (0: usable CPU cores).
+        timeout_s: hard budget of one resolution, seconds.
+        quarantine_after: timeouts of one definition that quarantine it.
     """
 
     def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy = DEFAULT_GPU_POLICY,
-                 memo_size: int = 100_000, slow_resolution_s: float = 1.0) -> None:
-        self.registry = registry
-        self.reader = reader
-        self.policy = policy
-        self._memo: cachetools.LRUCache[str, tuple[tuple[int, int], WorkloadView]] = cachetools.LRUCache(memo_size)
+                 workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3) -> None:
+        self.registry, self.reader, self.policy = registry, reader, policy
+        self.workers = workers or usable_cores()
+        self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
+        self.store = ViewStore()
+        self.feed = ChangeFeed()
         self.resolutions = 0
-        #: A resolution slower than this quarantines its definition until the registry
-        #: changes: jq cannot be interrupted and holds the event loop, so a pathological
-        #: definition costs at most one slow evaluation, not one per object and request.
-        self.slow_resolution_s = slow_resolution_s
         self.quarantined: dict[tuple[str, int], str] = {}
-        self._top_cache: tuple[tuple[object, int], list[tuple[Entry, Mapping[str, Any]]]] | None = None
-        # Filtered lists and GPU summaries per generation: a warm list or summary over
-        # unchanged caches is a dict hit (the results are treated as read-only).
-        self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
-        self._summary_cache: tuple[list[WorkloadView], str, list[GpuBucket]] | None = None
-        #: Called after every (non-memoized) resolution with the view and its seconds (metrics).
+        #: Called after every resolution with the view and its seconds (metrics).
         self.on_resolved: Callable[[WorkloadView, float], None] | None = None
+        self.materializer: Any = None
+        self._stamps: dict[str, tuple[int, int, str]] = {}
+        self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
+        self._summaries: dict[str, tuple[int, list[GpuBucket]]] = {}
+        self._covered: tuple[int, set[tuple[str, str]]] = (-1, set())
 
-    def view(self, obj: Mapping[str, Any], entry: Entry | None = None) -> WorkloadView:
-        """The (memoized) view of a root object.
+    # lifecycle
 
-        Raises:
-            WorkloadNotFound: no definition covers the object's GVK.
-        """
-        gvk = GVK.of(obj)
-        entry = entry or self.registry.lookup(gvk)
-        if entry is None:
-            raise WorkloadNotFound(f"no definition covers {gvk}")
+    async def start(self) -> None:
+        """Start background materialization (worker processes + resolver task)."""
+        from server.service.materializer import Materializer
+
+        if self.materializer is None:
+            self.materializer = Materializer(self, workers=self.workers, timeout_s=self.timeout_s,
+                                             quarantine_after=self.quarantine_after)
+            self.materializer.start()
+
+    async def stop(self) -> None:
+        """Stop materialization and end the worker processes."""
+        if self.materializer is not None:
+            await self.materializer.stop()
+
+    def is_ready(self) -> bool:
+        """True once every workload found after sync has a view (always true when not started)."""
+        return self.materializer is None or bool(self.materializer.ready)
+
+    def progress(self) -> tuple[int, int]:
+        """``(resolved, known)`` workloads: "resolved N of M"."""
+        known = self.materializer.known if self.materializer is not None else len(self.store)
+        return len(self.store), max(known, len(self.store))
+
+    async def settled(self, timeout: float | None = None) -> bool:
+        """Wait until no workload is dirty or being resolved (True at once when not started)."""
+        return True if self.materializer is None else bool(await self.materializer.settled(timeout))
+
+    # the inputs of one resolution: the only place they are gathered
+
+    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
+        """Keyword arguments of ``server.resolution.resolve`` (besides the definition) for ``obj``."""
         uid = str(obj.get("metadata", {}).get("uid", ""))
-        key = (self.reader.version(uid), self.registry.generation)
-        hit = self._memo.get(uid)
-        if hit is not None and hit[0] == key and hit[1].resource_version == str(
-                obj.get("metadata", {}).get("resourceVersion", "")):
-            return hit[1]
         related = self.reader.descendants(uid) if uid else []
         pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
-        quarantined = self.quarantined.get((entry.definition.name, self.registry.generation))
-        if quarantined is not None:
-            return failed_view(entry.definition, obj, quarantined, origin=entry.origin, policy=self.policy)
-        started = time.perf_counter()
+        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy}
+
+    # top-level set
+
+    def covered_group_kinds(self) -> set[tuple[str, str]]:
+        """(group, kind) of every definition in force (cached per registry generation)."""
+        if self._covered[0] != self.registry.generation:
+            self._covered = (self.registry.generation, {g.group_kind for g in self.registry.root_gvks()})
+        return self._covered[1]
+
+    def entry_for(self, obj: Mapping[str, Any]) -> Entry | None:
+        """The definition in force for ``obj``'s GVK, or None (also for a malformed object)."""
         try:
-            view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy)
-        except Exception as exc:  # noqa: BLE001 - one malformed object must not fail a whole list
-            log.exception("resolving %s %s/%s failed", gvk, obj.get("metadata", {}).get("namespace"),
-                          obj.get("metadata", {}).get("name"))
-            view = failed_view(entry.definition, obj, f"resolution failed: {type(exc).__name__}: {exc}",
-                               origin=entry.origin, policy=self.policy)
-        self.resolutions += 1
-        seconds = time.perf_counter() - started
-        if seconds > self.slow_resolution_s:
-            message = (f"definition {entry.definition.name} quarantined: resolving {obj.get('metadata', {}).get('name')}"
-                       f" took {seconds:.1f} s (limit {self.slow_resolution_s:g} s); register it again once fixed")
-            log.error("%s", message)
-            self.quarantined[(entry.definition.name, self.registry.generation)] = message
-        if self.on_resolved is not None:
-            self.on_resolved(view, seconds)
-        if uid:
-            self._memo[uid] = (key, view)
-        return view
+            return self.registry.lookup(GVK.of(obj))
+        except ValueError:
+            return None
 
     def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK]) -> bool:
         """True when no controller ancestor of ``obj`` is a covered kind."""
+        kinds = {g.group_kind for g in covered}
         current: Mapping[str, Any] | None = obj
         for _ in range(MAX_OWNER_DEPTH):
             owner_uid = controller_uid(current) if current is not None else None
@@ -131,12 +149,63 @@ class WorkloadService:
             if current is None:
                 return True
             try:
-                owner_kind = GVK.of(current).group_kind
+                if GVK.of(current).group_kind in kinds:
+                    return False
             except ValueError:
                 return True
-            if any(g.group_kind == owner_kind for g in covered):
-                return False
         return True
+
+    def iter_roots(self) -> Iterator[tuple[Entry, Mapping[str, Any]]]:
+        """Every object of a covered GVK with the entry in force for it."""
+        for entry in list(self.registry.entries()):
+            for obj in self.reader.list(entry.gvk):
+                yield entry, obj
+
+    # writes to the store (the materializer and the synchronous refresh)
+
+    def record(self, entry: Entry, view: WorkloadView, seconds: float) -> None:
+        """Store ``view`` and publish the change."""
+        previous = self.store.put(entry, view)
+        self.resolutions += 1
+        if self.on_resolved is not None:
+            self.on_resolved(view, seconds)
+        self.feed.publish(ViewChange("added" if previous is None else "modified", view.uid, view.namespace,
+                                     view.kind, view.name, previous.view if previous else None, view))
+
+    def forget(self, uid: str) -> None:
+        """Drop the view of ``uid`` (gone or no longer top-level) and publish the removal."""
+        previous = self.store.remove(uid)
+        self._stamps.pop(uid, None)
+        if previous is not None:
+            v = previous.view
+            self.feed.publish(ViewChange("removed", uid, v.namespace, v.kind, v.name, v, None))
+
+    def _refresh(self) -> None:
+        """Not started: bring the store up to date synchronously (see module docstring)."""
+        if self.materializer is not None:
+            return
+        covered = set(self.registry.root_gvks())
+        found: dict[str, tuple[Entry, Mapping[str, Any]]] = {}
+        for entry, obj in self.iter_roots():
+            uid = str(obj.get("metadata", {}).get("uid", ""))
+            if uid and self.is_top_level(obj, covered):
+                found[uid] = (entry, obj)
+        for uid in [u for u in self.store.uids() if u not in found]:
+            self.forget(uid)
+        todo: list[tuple[Job, Any]] = []
+        for uid, (entry, obj) in found.items():
+            stamp = (self.reader.version(uid), self.registry.generation,
+                     str(obj.get("metadata", {}).get("resourceVersion", "")))
+            if self._stamps.get(uid) != stamp or uid not in self.store:
+                self._stamps[uid] = stamp
+                todo.append((Job(uid, definition_key(entry.definition), self.inputs(obj, entry)), entry.definition))
+        for outcome in _blocking(self.timeout_s).resolve(todo) if todo else []:
+            entry, obj = found[outcome.uid]
+            view = outcome.view or failed_view(entry.definition, obj, outcome.error or "resolution failed",
+                                               origin=entry.origin, policy=self.policy)
+            self.record(entry, view, outcome.seconds)
+
+    # reads
 
     def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
                   phase: str | None = None, definition: str | None = None,
@@ -151,69 +220,31 @@ class WorkloadService:
             phase: keep a workload when any of its matched phases equals this one.
             definition: definition name.
             namespaces: visibility filter (the caller may list only these); None = all.
-            allow: visibility filter by root GVK and namespace (None for cluster-scoped),
-                checked before a view is resolved; None = all.
+            allow: visibility filter by root GVK and namespace (None for cluster-scoped); None = all.
         """
+        self._refresh()
         cacheable = allow is None and namespaces is None
-        pairs = self._top_level()
-        key = (self._top_cache[0] if self._top_cache else None, len(self.quarantined), namespace, kind, group, phase,
-               definition)
-        if cacheable and key[0] is not None and key[0][0] is not None:
-            hit = self._list_cache.get(key)
-            if hit is not None:
-                return hit
-        out = self._filter(pairs, namespace, kind, group, phase, definition, namespaces, allow)
-        if cacheable and key[0] is not None and key[0][0] is not None:
+        key = (self.store.generation, namespace, kind, group, phase, definition)
+        if cacheable and key in self._list_cache:
+            return self._list_cache[key]
+        allowed = set(namespaces) if namespaces is not None else None
+        kind_l, phase_l = (kind or "").lower(), (phase or "").lower()
+        out: list[WorkloadView] = []
+        for record in self.store.records():
+            view, gvk = record.view, record.gvk
+            if (kind and gvk.kind.lower() != kind_l) or (group is not None and gvk.group != group) \
+                    or (definition and record.entry.definition.name != definition) \
+                    or (namespace is not None and view.namespace != namespace) \
+                    or (allowed is not None and view.namespace not in allowed) \
+                    or (allow is not None and not allow(gvk, view.namespace)) \
+                    or (phase and all(p.value.lower() != phase_l for p in view.phases)):
+                continue
+            out.append(view)
+        if cacheable:
             if len(self._list_cache) > 64:
                 self._list_cache.clear()
             self._list_cache[key] = out
         return out
-
-    def _filter(self, pairs: list[tuple[Entry, Mapping[str, Any]]], namespace: str | None, kind: str | None,
-                group: str | None, phase: str | None, definition: str | None, namespaces: Iterable[str] | None,
-                allow: Callable[[GVK, str | None], bool] | None) -> list[WorkloadView]:
-        allowed = set(namespaces) if namespaces is not None else None
-        out: list[WorkloadView] = []
-        for entry, obj in pairs:
-            gvk = entry.gvk
-            if kind and gvk.kind.lower() != kind.lower():
-                continue
-            if group is not None and gvk.group != group:
-                continue
-            if definition and entry.definition.name != definition:
-                continue
-            ns = obj.get("metadata", {}).get("namespace")
-            if namespace is not None and ns != namespace:
-                continue
-            if allowed is not None and ns not in allowed:
-                continue
-            if allow is not None and not allow(gvk, ns):
-                continue
-            view = self.view(obj, entry)
-            if phase and all(p.value.lower() != phase.lower() for p in view.phases):
-                continue
-            out.append(view)
-        return out
-
-    def _top_level(self) -> list[tuple[Entry, Mapping[str, Any]]]:
-        """Every top-level ``(definition entry, root object)``, sorted by namespace, kind, name.
-
-        Recomputed only when the reader's generation (any cached object changed) or the
-        registry's generation changed: owner walks over every object are the dominant cost
-        of a list otherwise. Readers without a ``generation`` are not cached.
-        """
-        generation = getattr(self.reader, "generation", None)
-        key = (generation, self.registry.generation)
-        if generation is not None and self._top_cache is not None and self._top_cache[0] == key:
-            return self._top_cache[1]
-        entries = list(self.registry.entries())
-        covered = {e.gvk for e in entries}
-        pairs: list[tuple[Entry, Mapping[str, Any]]] = [(entry, obj) for entry in entries for obj in self.reader.list(entry.gvk)
-                 if self.is_top_level(obj, covered)]
-        pairs.sort(key=lambda p: (p[1].get("metadata", {}).get("namespace") or "", p[0].gvk.kind,
-                                  p[1].get("metadata", {}).get("name", "")))
-        self._top_cache = (key, pairs)
-        return pairs
 
     def workload(self, namespace: str | None, group: str, kind: str, name: str, *,
                  allow: Callable[[GVK, str | None], bool] | None = None) -> WorkloadView:
@@ -223,53 +254,44 @@ class WorkloadService:
         workload raises the same error as a missing one.
 
         Raises:
-            WorkloadNotFound: no definition for the kind, no such object, or not allowed.
+            WorkloadNotFound: no definition for the kind, no such workload (yet), or not allowed.
         """
-        for entry in self.registry.entries():
-            gvk = entry.gvk
-            if gvk.group == group and gvk.kind.lower() == kind.lower():
-                if allow is not None and not allow(gvk, namespace or None):
-                    continue
-                obj = self.reader.get(gvk, namespace, name)
-                if obj is not None:
-                    return self.view(obj, entry)
+        self._refresh()
+        record = self.store.find(group, kind, namespace, name)
+        if record is not None and (allow is None or allow(record.gvk, namespace or None)):
+            return record.view
         where = f"{namespace}/" if namespace else ""
         raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {where}{name} not found")
+
+    def view_of(self, uid: str) -> WorkloadView | None:
+        """The materialized view of ``uid``, or None."""
+        self._refresh()
+        record = self.store.get(uid)
+        return record.view if record is not None else None
 
     def gpu_summary(self, group_by: str, views: Iterable[WorkloadView] | None = None) -> list[GpuBucket]:
         """GPU totals grouped by NAMESPACE, KIND, NODE or PHASE (sorted by key).
 
+        Without ``views`` the store's incremental aggregates answer (no pass over the
+        workloads); with ``views`` (a caller's visible subset) they are summed over it.
         For NODE, pods are grouped by the node they are bound to (``<unscheduled>`` for
         none) and the spec figure is not split (it has no node).
+
+        Raises:
+            KeyError: ``group_by`` is not one of NAMESPACE, KIND, NODE, PHASE.
         """
         group_by = group_by.upper()
+        if views is not None and views is self._list_cache.get((self.store.generation, None, None, None, None, None)):
+            views = None  # the unfiltered list: the aggregates are the same sums
         if views is None:
-            views = self.workloads()
-        if isinstance(views, list) and self._summary_cache is not None and self._summary_cache[0] is views \
-                and self._summary_cache[1] == group_by:
-            return self._summary_cache[2]
-        result = self._summarize(group_by, views)
-        if isinstance(views, list):
-            self._summary_cache = (views, group_by, result)
-        return result
+            self._refresh()
+            hit = self._summaries.get(group_by)
+            if hit is None or hit[0] != self.store.generation:
+                hit = self._summaries[group_by] = (self.store.generation, self.store.aggregates.summary(group_by))
+            return hit[1]
+        from server.service.views import Aggregates
 
-    def _summarize(self, group_by: str, views: Iterable[WorkloadView]) -> list[GpuBucket]:
-        buckets: dict[str, GpuBucket] = {}
+        subset = Aggregates()
         for view in views:
-            if group_by == "NODE":
-                for pod in view.all_pods():
-                    if pod.terminated:
-                        continue
-                    bucket = buckets.setdefault(pod.node or "<unscheduled>", GpuBucket(pod.node or "<unscheduled>"))
-                    add_into(bucket.pods, pod.requests)
-                    if pod.node:
-                        add_into(bucket.allocated, pod.requests)
-                continue
-            key = {"NAMESPACE": view.namespace or "", "KIND": f"{view.kind}.{view.group}" if view.group else view.kind,
-                   "PHASE": view.phase.value}.get(group_by, "")
-            bucket = buckets.setdefault(key, GpuBucket(key))
-            bucket.workloads += 1
-            add_into(bucket.spec, view.gpu.spec)
-            add_into(bucket.pods, view.gpu.pods)
-            add_into(bucket.allocated, view.gpu.allocated)
-        return [buckets[k] for k in sorted(buckets)]
+            subset.apply(view, 1)
+        return subset.summary(group_by)

@@ -63,9 +63,11 @@ async def test_readyz_is_503_until_synced_then_200(settings: Settings) -> None:
             blocked = await client.get(TRAIN)
             assert blocked.status_code == 503 and blocked.json()["error"] == "not_ready"
             assert blocked.headers["Retry-After"]
-            reader.synced = True
+            reader.synced = True  # then the one workload is resolved in the background
+            await app.state.runtime.service.settled(10)
             response = await client.get("/readyz?verbose")
             assert response.status_code == 200 and "readyz check passed" in response.text
+            assert "[+]views resolved 1 of 1" in response.text  # the JobSet fixture: 1 workload
             assert "[+]informer ray.io/v1/RayCluster crd_missing" in response.text
             assert (await client.get("/healthz")).status_code == 200
             assert (await client.get(TRAIN)).status_code == 200

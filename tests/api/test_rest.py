@@ -9,6 +9,7 @@ import httpx
 import pytest
 import yaml
 from starlette.routing import Route
+from starlette.applications import Starlette
 
 from server.cli.render import render
 from server.kube.snapshot import SnapshotReader
@@ -73,16 +74,18 @@ async def test_phase_wait_times_out_with_408(client: httpx.AsyncClient) -> None:
     assert response.json()["details"] == [{"phase": "Initializing", "phases": ["Initializing"]}]
 
 
-async def test_phase_wait_returns_when_a_change_arrives(client: httpx.AsyncClient, reader: SnapshotReader) -> None:
-    subscribers = len(reader._queues)  # the lifespan's Karta follower holds one
+async def test_phase_wait_returns_when_a_change_arrives(app: Starlette, client: httpx.AsyncClient,
+                                                        reader: SnapshotReader) -> None:
+    feed = app.state.runtime.service.feed  # ?wait= reads the service's change feed
+    subscribers = feed.subscribers
     request = asyncio.create_task(client.get(TRAIN + "/phase?wait=Running&timeout=10s"))
     await asyncio.sleep(0.1)
-    assert not request.done() and len(reader._queues) == subscribers + 1
+    assert not request.done() and feed.subscribers == subscribers + 1
     jobset_obj = reader.list(next(g for g in reader.gvks() if g.kind == "JobSet"))[0]
     reader.add(running(dict(jobset_obj)))
     response = await asyncio.wait_for(request, 5)
     assert response.status_code == 200 and response.json()["phase"] == "Running"
-    assert len(reader._queues) == subscribers  # the waiter released its subscriber queue
+    assert feed.subscribers == subscribers  # the waiter released its subscriber
 
 
 async def test_post_definition_valid_dry_run_invalid_and_previous_kept(client: httpx.AsyncClient) -> None:

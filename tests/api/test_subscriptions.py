@@ -27,18 +27,18 @@ async def test_sse_subscription_delivers_the_phase_change(settings: Settings) ->
     reader = SnapshotReader.from_paths(JOBSET)
     app = create_app(settings, reader=reader)
     async with serving(app) as host, httpx.AsyncClient(timeout=10) as client:
-        before = len(reader._queues)
+        before = app.state.runtime.service.feed.subscribers
         async with client.stream("POST", f"http://{host}/graphql", json={"query": SUBSCRIPTION},
                                  headers={"Accept": "text/event-stream"}) as response:
             assert response.status_code == 200
             assert response.headers["content-type"].startswith("text/event-stream")
-            await wait_until(lambda: len(reader._queues) > before, 5)
+            await wait_until(lambda: app.state.runtime.service.feed.subscribers > before, 5)
             _start_running(reader)
             payload = await asyncio.wait_for(_first_data(response), 5)
         change = payload["data"]["workloadPhaseChanged"]
         assert change == {"phase": "RUNNING", "previousPhase": "INITIALIZING", "phases": ["RUNNING"],
                           "workload": {"name": "train", "gpu": {"requestedBySpec": 12}}}
-        await wait_until(lambda: len(reader._queues) == before, 5)  # released after the client left
+        await wait_until(lambda: app.state.runtime.service.feed.subscribers == before, 5)  # released after the client left
 
 
 async def _first_data(response: httpx.Response) -> dict:
@@ -52,20 +52,20 @@ async def test_websocket_subscription_delivers_the_phase_change(settings: Settin
     reader = SnapshotReader.from_paths(JOBSET)
     app = create_app(settings, reader=reader)
     async with serving(app) as host:
-        before = len(reader._queues)
+        before = app.state.runtime.service.feed.subscribers
         async with websockets.connect(f"ws://{host}/graphql", subprotocols=["graphql-transport-ws"],
                                       open_timeout=5) as ws:
             await ws.send(json.dumps({"type": "connection_init"}))
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "connection_ack"
             await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIPTION}}))
-            await wait_until(lambda: len(reader._queues) > before, 5)
+            await wait_until(lambda: app.state.runtime.service.feed.subscribers > before, 5)
             _start_running(reader)
             while True:
                 message = json.loads(await asyncio.wait_for(ws.recv(), 5))
                 if message["type"] == "next":
                     break
             assert message["payload"]["data"]["workloadPhaseChanged"]["phase"] == "RUNNING"
-        await wait_until(lambda: len(reader._queues) == before, 5)
+        await wait_until(lambda: app.state.runtime.service.feed.subscribers == before, 5)
 
 
 async def test_graphql_query_over_http(settings: Settings) -> None:

@@ -200,11 +200,11 @@ async def test_subscription_sends_only_visible_workloads(tmp_path: Path) -> None
     app = create_app(settings, reader=reader, access=KubernetesAccess(FakeReviewer(USERS, RULES)))
     subscription = "subscription { workloadPhaseChanged { phase workload { namespace name pods { name } } } }"
     async with serving(app) as host, httpx.AsyncClient(timeout=10) as client:
-        before = len(reader._queues)
+        before = app.state.runtime.service.feed.subscribers
         async with client.stream("POST", f"http://{host}/graphql", json={"query": subscription},
                                  headers={"Accept": "text/event-stream", **bearer("alice-token")}) as response:
             assert response.status_code == 200
-            await wait_until(lambda: len(reader._queues) > before, 5)
+            await wait_until(lambda: app.state.runtime.service.feed.subscribers > before, 5)
             for ns in ("c", "b", "a"):  # alice may list only a
                 jobset = reader.get(next(g for g in reader.gvks() if g.kind == "JobSet"), ns, f"train-{ns}")
                 assert jobset is not None

@@ -1,0 +1,159 @@
+"""One change feed: "view changed" events published by the materialized store.
+
+Every consumer of changes (the GraphQL subscription, SSE, ``?wait=``) reads this feed
+instead of the cache's raw object events, so each sees the same resolved views and none
+runs jq. Subscribers are indexed by the namespace they asked for (None = every
+namespace) and filtered by kind and uid on publish, so a subscriber costs O(its changes),
+not O(all changes). Each has a bounded queue; when it is full the oldest event is dropped
+and counted (a stalled client cannot grow memory), and the consumer can tell from
+:attr:`Subscriber.dropped` that it lost some.
+
+Single event loop: ``publish`` is called from the loop, never from a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal
+
+from server.definitions.phases import Phase
+from server.resolution import WorkloadView
+from server.resolution.view import GpuFigures
+
+ChangeType = Literal["added", "modified", "removed"]
+DEFAULT_QUEUE_SIZE = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class ViewChange:
+    """One workload's view changed.
+
+    Attributes:
+        type: ``added`` (first view), ``modified`` or ``removed`` (gone, or no longer a
+            top-level workload).
+        uid / namespace / kind / name: identity of the workload.
+        previous / view: the views before and after (None for added / removed).
+    """
+
+    type: ChangeType
+    uid: str
+    namespace: str | None
+    kind: str
+    name: str
+    previous: WorkloadView | None
+    view: WorkloadView | None
+
+    @property
+    def previous_phase(self) -> Phase | None:
+        """Headline phase before the change (None when added)."""
+        return self.previous.phase if self.previous is not None else None
+
+    @property
+    def phase(self) -> Phase | None:
+        """Headline phase after the change (None when removed)."""
+        return self.view.phase if self.view is not None else None
+
+    @property
+    def previous_phases(self) -> tuple[Phase, ...]:
+        """Every matched phase before the change."""
+        return tuple(self.previous.phases) if self.previous is not None else ()
+
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        """Every matched phase after the change."""
+        return tuple(self.view.phases) if self.view is not None else ()
+
+    @property
+    def previous_gpu(self) -> GpuFigures | None:
+        """GPU figures before the change."""
+        return self.previous.gpu if self.previous is not None else None
+
+    @property
+    def gpu(self) -> GpuFigures | None:
+        """GPU figures after the change."""
+        return self.view.gpu if self.view is not None else None
+
+
+class Subscriber:
+    """A bounded queue of the changes one consumer asked for; use ``async with``/``async for``.
+
+    Args:
+        feed: the feed it is attached to.
+        namespace / kind / uid: only changes of this namespace / kind (case-insensitive) / uid.
+        maxsize: queue capacity.
+    """
+
+    def __init__(self, feed: ChangeFeed, namespace: str | None, kind: str | None, uid: str | None,
+                 maxsize: int) -> None:
+        self.feed, self.namespace, self.uid = feed, namespace, uid
+        self.kind = kind.lower() if kind else None
+        self.queue: asyncio.Queue[ViewChange] = asyncio.Queue(maxsize)
+        self.dropped = 0
+
+    def wants(self, change: ViewChange) -> bool:
+        """True when ``change`` passes this subscriber's filters (namespace is indexed)."""
+        return (self.kind is None or change.kind.lower() == self.kind) and (self.uid is None or change.uid == self.uid)
+
+    def offer(self, change: ViewChange) -> None:
+        """Queue ``change``, dropping the oldest one when full."""
+        if self.queue.full():
+            self.queue.get_nowait()
+            self.dropped += 1
+        self.queue.put_nowait(change)
+
+    async def get(self) -> ViewChange:
+        """The next change (waits)."""
+        return await self.queue.get()
+
+    def close(self) -> None:
+        """Detach from the feed (idempotent)."""
+        self.feed.unsubscribe(self)
+
+    async def __aenter__(self) -> Subscriber:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aiter__(self) -> AsyncIterator[ViewChange]:
+        while True:
+            yield await self.queue.get()
+
+
+class ChangeFeed:
+    """Fan-out of :class:`ViewChange` events to subscribers indexed by namespace."""
+
+    def __init__(self, *, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
+        self._queue_size = queue_size
+        self._by_namespace: dict[str | None, list[Subscriber]] = {}
+        self.published = 0
+
+    def subscribe(self, *, namespace: str | None = None, kind: str | None = None, uid: str | None = None,
+                  maxsize: int | None = None) -> Subscriber:
+        """A new subscriber for the changes matching the filters (None = any)."""
+        subscriber = Subscriber(self, namespace or None, kind, uid, maxsize or self._queue_size)
+        self._by_namespace.setdefault(subscriber.namespace, []).append(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        """Detach ``subscriber`` (no error when already detached)."""
+        group = self._by_namespace.get(subscriber.namespace)
+        if group is not None and subscriber in group:
+            group.remove(subscriber)
+            if not group:
+                del self._by_namespace[subscriber.namespace]
+
+    @property
+    def subscribers(self) -> int:
+        """Subscribers attached."""
+        return sum(len(group) for group in self._by_namespace.values())
+
+    def publish(self, change: ViewChange) -> None:
+        """Deliver ``change`` to every subscriber that asked for it."""
+        self.published += 1
+        for key in (change.namespace or None, None) if change.namespace else (None,):
+            for subscriber in self._by_namespace.get(key, ()):
+                if subscriber.wants(change):
+                    subscriber.offer(change)

@@ -1,0 +1,254 @@
+"""The background resolver: keeps ``ViewStore`` up to date from cache and registry changes.
+
+Data flow: informers -> ``ObjectGraph`` listener (marks workload uids dirty, O(chain)) ->
+``DirtySet`` (oldest first, coalesced) -> batches of jobs built on the loop (owner walks
+are dict lookups) -> ``ResolverPool`` worker processes (jq runs only there) -> outcomes
+posted back to the loop -> ``ViewStore.put`` (aggregates by difference) -> ``ChangeFeed``.
+
+Why a full pass once synced and not per event: the initial list of 100k objects delivers
+100k ADDED events; ignoring them until the reader has synced and then walking every
+covered object once is one owner walk per object instead of one per event. The same pass
+(a *rescan*) runs after every definition change: workloads whose definition in force
+changed, that became top-level or stopped being top-level are marked dirty, so a
+registration re-resolves exactly its kind's workloads (and so emits feed events).
+
+Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
+workload gets an error view naming the definition and the budget. After
+``quarantine_after`` timeouts of one definition within one registry generation the
+definition is quarantined: later resolutions of its workloads give an error view without
+running (views already materialized are kept), with an error log line and a metric; a new
+registration (new generation) lifts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from server.definitions.registry import Entry
+from server.gvk import GVK
+from server.kube.reader import ChangeEvent
+from server.resolution.resolver import failed_view
+from server.service.pool import Outcome, ResolverPool, definition_key
+from server.service.scheduler import DirtySet
+from server.service.worker import Job
+
+if TYPE_CHECKING:
+    from server.service import WorkloadService
+
+log = logging.getLogger(__name__)
+
+BATCH = 32
+PROGRESS_EVERY_S = 5.0
+RESCAN_YIELD_EVERY = 1_000
+
+
+class Materializer:
+    """Runs the resolver loop of one ``WorkloadService`` (see module docstring).
+
+    Args:
+        service: the service whose store it fills.
+        workers: worker processes.
+        timeout_s: budget of one resolution, seconds.
+        quarantine_after: timeouts of one definition (per registry generation) that
+            quarantine it.
+    """
+
+    def __init__(self, service: WorkloadService, *, workers: int, timeout_s: float, quarantine_after: int) -> None:
+        self.service = service
+        self.dirty = DirtySet()
+        self.timeout_s = timeout_s
+        self.quarantine_after = quarantine_after
+        self.timeouts: dict[tuple[str, int], int] = {}
+        self.quarantines = 0
+        self.known = 0  # top-level workloads found by the last rescan (+ added since)
+        self.ready = False
+        self._listening = False
+        self._rescan = True
+        self._jobs: dict[str, Entry] = {}
+        self._wake = asyncio.Event()
+        self._settled = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH)
+        self._task: asyncio.Task[None] | None = None
+        self._last_progress = 0.0
+
+    @property
+    def pool(self) -> ResolverPool:
+        """The worker pool."""
+        return self._pool
+
+    def start(self) -> None:
+        """Start the workers, hook the reader and registry, and run the loop task."""
+        self._pool.start()
+        add = getattr(self.service.reader, "add_listener", None)
+        if callable(add):
+            add(self._on_event)
+        self.service.registry.add_listener(self._on_definitions)
+        self._task = self._loop.create_task(self._run(), name="wmap-materializer")
+
+    async def stop(self) -> None:
+        """Cancel the loop, unhook, and end the worker processes."""
+        remove = getattr(self.service.reader, "remove_listener", None)
+        if callable(remove):
+            remove(self._on_event)
+        self.service.registry.remove_listener(self._on_definitions)
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await asyncio.to_thread(self._pool.close)
+
+    async def settled(self, timeout: float | None = None) -> bool:
+        """Wait until the first pass is done and nothing is dirty or in flight; False on timeout."""
+        try:
+            await asyncio.wait_for(self._settled.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    # hooks (synchronous, O(1)-ish: they only mark)
+
+    def _on_event(self, event: ChangeEvent) -> None:
+        if not self._listening:
+            return
+        covered = self.service.covered_group_kinds()
+        for index, uid in enumerate(event.root_uids):
+            obj: Mapping[str, Any] | None = event.obj if index == 0 else self.service.reader.by_uid(uid)
+            if obj is not None and _group_kind(obj) in covered:
+                self._mark(uid)
+        uid = event.root_uids[0] if event.root_uids else None
+        if uid and event.type != "MODIFIED" and event.gvk.kind != "Pod":
+            for child in self.service.reader.descendants(uid):  # top-level status may flip below
+                if _group_kind(child) in covered:
+                    self._mark(str(child.get("metadata", {}).get("uid", "")))
+
+    def _on_definitions(self, gvks: frozenset[GVK]) -> None:
+        self._rescan = True
+        self._settled.clear()
+        self._wake.set()
+
+    def _mark(self, uid: str) -> None:
+        if uid:
+            self.dirty.mark(uid)
+            self._settled.clear()
+            self._wake.set()
+
+    def _post(self, outcome: Outcome) -> None:  # dispatcher thread
+        try:
+            self._loop.call_soon_threadsafe(self._on_outcome, outcome)
+        except RuntimeError:  # loop closed during shutdown
+            pass
+
+    # the loop
+
+    async def _run(self) -> None:
+        started = time.monotonic()
+        while not self.service.reader.is_synced():
+            await asyncio.sleep(0.05)
+        self._listening = True
+        log.info("informers synced after %.1f s: resolving every workload", time.monotonic() - started)
+        while True:
+            if self._rescan:
+                self._rescan = False
+                await self._do_rescan()
+            await self._dispatch()
+            self._check_settled(started)
+            await self._wake.wait()
+            self._wake.clear()
+
+    async def _do_rescan(self) -> None:
+        service, store = self.service, self.service.store
+        found: dict[str, Entry] = {}
+        covered = set(service.registry.root_gvks())
+        for count, (entry, obj) in enumerate(service.iter_roots()):
+            if count % RESCAN_YIELD_EVERY == RESCAN_YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+            if service.is_top_level(obj, covered):
+                found[str(obj.get("metadata", {}).get("uid", ""))] = entry
+        for uid in store.uids():
+            if uid not in found:
+                self._mark(uid)
+        for uid, entry in found.items():
+            record = store.get(uid)
+            if record is None or record.entry.definition is not entry.definition or record.entry.origin != entry.origin:
+                self._mark(uid)
+        self.known = len(found)
+
+    async def _dispatch(self) -> None:
+        limit = self._pool.size * BATCH * 2
+        while len(self.dirty) and self.dirty.in_flight < limit:
+            jobs = [job for uid in self.dirty.take(BATCH) if (job := self._job(uid)) is not None]
+            self._pool.submit(jobs)
+            await asyncio.sleep(0)
+
+    def _job(self, uid: str) -> tuple[Job, Any] | None:
+        """The job for ``uid``, or None when it was settled here (removed / quarantined)."""
+        service = self.service
+        obj = service.reader.by_uid(uid)
+        entry = service.entry_for(obj) if obj is not None else None
+        if obj is None or entry is None or not service.is_top_level(obj, set(service.registry.root_gvks())):
+            service.forget(uid)
+            self.dirty.done(uid)
+            return None
+        message = service.quarantined.get((entry.definition.name, service.registry.generation))
+        if message is not None:
+            service.record(entry, failed_view(entry.definition, obj, message, origin=entry.origin,
+                                              policy=service.policy), 0.0)
+            self.dirty.done(uid)
+            return None
+        self._jobs[uid] = entry
+        return Job(uid, definition_key(entry.definition), service.inputs(obj, entry)), entry.definition
+
+    def _on_outcome(self, outcome: Outcome) -> None:
+        uid = outcome.uid
+        entry = self._jobs.pop(uid, None)
+        self.dirty.done(uid)
+        obj = self.service.reader.by_uid(uid)
+        if entry is not None and obj is not None:
+            view = outcome.view
+            if view is None:
+                view = failed_view(entry.definition, obj, self._message(entry, obj, outcome), origin=entry.origin,
+                                   policy=self.service.policy)
+            self.service.record(entry, view, outcome.seconds)
+        elif obj is None:
+            self.dirty.mark(uid)  # deleted while in flight: the next round removes it
+        self._wake.set()
+
+    def _message(self, entry: Entry, obj: Mapping[str, Any], outcome: Outcome) -> str:
+        meta = obj.get("metadata", {})
+        where = f"{obj.get('kind')} {meta.get('namespace') or ''}/{meta.get('name')}".replace(" /", " ")
+        if outcome.status != "timeout":
+            return outcome.error or "resolution failed"
+        text = (f"definition {entry.definition.name}: resolving {where} exceeded the {self.timeout_s:g} s "
+                f"resolution budget; the worker was ended")
+        key = (entry.definition.name, self.service.registry.generation)
+        self.timeouts[key] = self.timeouts.get(key, 0) + 1
+        if self.timeouts[key] >= self.quarantine_after and key not in self.service.quarantined:
+            self.quarantines += 1
+            self.service.quarantined[key] = (f"definition {entry.definition.name} quarantined after "
+                                             f"{self.timeouts[key]} resolutions exceeded the {self.timeout_s:g} s "
+                                             "budget; register it again once fixed")
+            log.error("%s", self.service.quarantined[key])
+        return text
+
+    def _check_settled(self, started: float) -> None:
+        if not self.dirty.is_idle() or self._rescan:
+            now = time.monotonic()
+            if not self.ready and now - self._last_progress >= PROGRESS_EVERY_S:
+                self._last_progress = now
+                log.info("resolving workloads: resolved %d of %d", len(self.service.store), self.known)
+            return
+        if not self.ready:
+            self.ready = True
+            log.info("resolved %d of %d workloads in %.1f s: ready", len(self.service.store), self.known,
+                     time.monotonic() - started)
+        self._settled.set()
+
+
+def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
+    api_version = str(obj.get("apiVersion", ""))
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    return group, str(obj.get("kind", ""))

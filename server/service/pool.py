@@ -1,0 +1,311 @@
+"""A bounded pool of resolver worker processes with a hard time budget per resolution.
+
+Why processes: jq (a C library) cannot be interrupted from Python, holds the GIL and can
+crash; in a child process a resolution can be ended by killing the process, and a crash
+ends only that child. Why one dispatcher thread: it waits on every worker pipe at once with
+``multiprocessing.connection.wait`` and a timeout equal to the nearest deadline, so timeouts
+are enforced without a thread per worker and without touching the event loop. Results are
+handed to ``deliver`` (the service posts them to the loop with ``call_soon_threadsafe``).
+
+* Jobs go out in batches (``batch`` per message) to amortise the pipe round trip; the worker
+  replies per job and the deadline of the batch restarts at each reply, so the budget
+  (``timeout_s``) is per resolution. On a timeout the worker is killed and replaced, the job
+  gets a ``timeout`` outcome and the rest of its batch is requeued at the front.
+* A worker that dies mid-job (signal, jq crash): that job is retried once on a fresh worker,
+  then gets a ``crashed`` outcome; the rest of the batch is requeued.
+* Definitions are sent once per worker, keyed by content (:func:`definition_key`).
+* Start method ``forkserver`` with this package's worker preloaded: safe with threads
+  around (the server has some), and a replacement starts in milliseconds.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import logging
+import multiprocessing
+import os
+import pickle
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Literal
+
+from server.definitions.model import Definition
+from server.service import worker as worker_module
+from server.service.worker import Job
+
+log = logging.getLogger(__name__)
+
+Status = Literal["ok", "failed", "timeout", "crashed"]
+_KEYS: dict[int, tuple[Definition, str]] = {}
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (``sched_getaffinity``; ``cpu_count`` elsewhere)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def definition_key(definition: Definition) -> str:
+    """A content key of ``definition`` (sha1 of its pickle), memoized per object."""
+    hit = _KEYS.get(id(definition))
+    if hit is not None and hit[0] is definition:
+        return hit[1]
+    key = hashlib.sha1(pickle.dumps(definition), usedforsecurity=False).hexdigest()
+    _KEYS[id(definition)] = (definition, key)
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of one job: ``view`` (status ok) or ``error`` (failed/timeout/crashed).
+
+    ``seconds`` is the time spent in the worker (ok/failed) or until the job was given up.
+    """
+
+    uid: str
+    status: Status
+    view: Any
+    error: str | None
+    seconds: float
+
+
+@dataclass(slots=True)
+class _Item:
+    job: Job
+    definition: Definition
+    attempts: int = 0
+
+
+class _Worker:
+    __slots__ = ("process", "conn", "known", "batch", "deadline", "started")
+
+    def __init__(self, process: Any, conn: Connection) -> None:
+        self.process, self.conn = process, conn
+        self.known: set[str] = set()
+        self.batch: collections.deque[_Item] = collections.deque()
+        self.deadline = 0.0
+        self.started = 0.0
+
+
+def _context() -> Any:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([worker_module.__name__])
+    return ctx
+
+
+class ResolverPool:
+    """Worker processes behind one dispatcher thread.
+
+    Args:
+        workers: processes (>= 1).
+        timeout_s: hard budget of one resolution, seconds.
+        deliver: called from the dispatcher thread with each :class:`Outcome`.
+        batch: most jobs per message to a worker.
+
+    Raises:
+        ValueError: ``workers`` < 1 or ``timeout_s`` <= 0.
+    """
+
+    def __init__(self, workers: int, timeout_s: float, deliver: Callable[[Outcome], None], *, batch: int = 16) -> None:
+        if workers < 1:
+            raise ValueError(f"resolver workers must be at least 1, got {workers}")
+        if timeout_s <= 0:
+            raise ValueError(f"resolution timeout must be positive, got {timeout_s}")
+        self.size, self.timeout_s, self.batch = workers, timeout_s, batch
+        self._deliver = deliver
+        self._ctx = _context()
+        self._inbox: queue.SimpleQueue[list[_Item]] = queue.SimpleQueue()
+        self._wake_recv, self._wake_send = multiprocessing.Pipe(duplex=False)
+        self._pending: collections.deque[_Item] = collections.deque()
+        self._workers: list[_Worker] = []
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.replaced = 0
+        self.timeouts = 0
+        self.crashes = 0
+
+    def start(self) -> None:
+        """Start the workers and the dispatcher thread."""
+        self._workers = [self._spawn() for _ in range(self.size)]
+        self._thread = threading.Thread(target=self._run, name="wmap-resolver-dispatch", daemon=True)
+        self._thread.start()
+
+    def submit(self, jobs: list[tuple[Job, Definition]]) -> None:
+        """Queue jobs (thread-safe); each yields exactly one outcome."""
+        if jobs:
+            self._inbox.put([_Item(job, definition) for job, definition in jobs])
+            self._wake_send.send_bytes(b"x")
+
+    def close(self) -> None:
+        """Stop the dispatcher and kill every worker (idempotent); queued jobs get no outcome."""
+        if self._stopping:
+            return
+        self._stopping = True
+        try:
+            self._wake_send.send_bytes(b"x")
+        except OSError:
+            pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for w in self._workers:
+            self._kill(w)
+        self._workers = []
+
+    def pids(self) -> list[int]:
+        """Process ids of the current workers."""
+        return [w.process.pid for w in self._workers]
+
+    def busy_pids(self) -> list[int]:
+        """Process ids of workers with a batch in flight."""
+        return [w.process.pid for w in self._workers if w.batch]
+
+    # dispatcher thread
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(target=worker_module.main, args=(child,), name="wmap-resolver", daemon=True)
+        process.start()
+        child.close()
+        return _Worker(process, parent)
+
+    def _kill(self, w: _Worker) -> None:
+        try:
+            w.conn.close()
+        except OSError:
+            pass
+        if w.process.is_alive():
+            w.process.kill()
+        w.process.join(timeout=2)
+
+    def _run(self) -> None:
+        while not self._stopping:
+            try:
+                self._step()
+            except Exception:  # noqa: BLE001 - the dispatcher must outlive any one bad batch
+                log.exception("resolver dispatcher step failed")
+                time.sleep(0.05)
+
+    def _step(self) -> None:
+        while True:
+            try:
+                self._pending.extend(self._inbox.get_nowait())
+            except queue.Empty:
+                break
+        self._assign()
+        busy = [w for w in self._workers if w.batch]
+        now = time.monotonic()
+        timeout = max(0.0, min(w.deadline for w in busy) - now) if busy else None
+        ready = wait([self._wake_recv, *[w.conn for w in busy]], timeout)
+        for conn in ready:
+            if conn is self._wake_recv:
+                while self._wake_recv.poll():
+                    self._wake_recv.recv_bytes()
+                continue
+            w = next((w for w in busy if w.conn is conn), None)
+            if w is not None:
+                self._receive(w)
+        now = time.monotonic()
+        for w in [w for w in self._workers if w.batch and w.deadline <= now]:
+            self._expire(w)
+
+    def _assign(self) -> None:
+        idle = [w for w in self._workers if not w.batch]
+        for index, w in enumerate(idle):
+            if not self._pending:
+                break
+            share = -(-len(self._pending) // (len(idle) - index))  # spread over the idle workers
+            items = [self._pending.popleft() for _ in range(max(1, min(self.batch, share)))]
+            new = {}
+            for item in items:
+                if item.job.definition not in w.known:
+                    new[item.job.definition] = item.definition
+                    w.known.add(item.job.definition)
+            try:
+                w.conn.send((new, [item.job for item in items]))
+            except (OSError, ValueError, pickle.PicklingError) as exc:
+                self._pending.extendleft(reversed(items))
+                log.warning("sending a batch to resolver worker %s failed: %s", w.process.pid, exc)
+                self._replace(w)
+                continue
+            w.batch.extend(items)
+            w.started = time.monotonic()
+            w.deadline = w.started + self.timeout_s
+
+    def _receive(self, w: _Worker) -> None:
+        try:
+            while w.batch and w.conn.poll():
+                uid, view, error, seconds = w.conn.recv()
+                item = w.batch.popleft()
+                self._deliver(Outcome(uid, "ok" if error is None else "failed", view, error, seconds))
+                w.started = time.monotonic()
+                w.deadline = w.started + self.timeout_s
+        except (EOFError, OSError):
+            self._crashed(w)
+
+    def _expire(self, w: _Worker) -> None:
+        item = w.batch.popleft()
+        self.timeouts += 1
+        self._requeue_rest(w)
+        self._replace(w)
+        self._deliver(Outcome(item.job.uid, "timeout", None, f"resolution exceeded its {self.timeout_s:g} s budget",
+                              time.monotonic() - w.started))
+
+    def _crashed(self, w: _Worker) -> None:
+        self.crashes += 1
+        item = w.batch.popleft() if w.batch else None
+        self._requeue_rest(w)
+        self._replace(w)
+        code = w.process.exitcode
+        how = f"signal {-code}" if isinstance(code, int) and code < 0 else f"exit code {code}"
+        if item is None:
+            return
+        if item.attempts == 0:
+            item.attempts += 1
+            self._pending.appendleft(item)
+            log.warning("resolver worker %s died (%s) resolving %s; retrying on a fresh worker", w.process.pid, how,
+                        item.job.uid)
+            return
+        self._deliver(Outcome(item.job.uid, "crashed", None, f"the resolver worker died ({how}) twice resolving "
+                              "this workload", time.monotonic() - w.started))
+
+    def _requeue_rest(self, w: _Worker) -> None:
+        self._pending.extendleft(reversed(w.batch))
+        w.batch.clear()
+
+    def _replace(self, w: _Worker) -> None:
+        self._kill(w)
+        self.replaced += 1
+        index = self._workers.index(w)
+        self._workers[index] = self._spawn()
+
+
+class BlockingResolver:
+    """The pool used synchronously (offline CLI, services not started in an event loop).
+
+    Same worker code and time budget; ``resolve`` blocks until every job has an outcome.
+    """
+
+    def __init__(self, workers: int = 1, timeout_s: float = 2.0) -> None:
+        self._outcomes: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
+        self._pool = ResolverPool(workers, timeout_s, self._outcomes.put)
+        self._lock = threading.Lock()
+        self._started = False
+
+    def resolve(self, jobs: list[tuple[Job, Definition]]) -> list[Outcome]:
+        """Outcomes of ``jobs`` (in completion order)."""
+        with self._lock:
+            if not self._started:
+                self._pool.start()
+                self._started = True
+            self._pool.submit(jobs)
+            return [self._outcomes.get() for _ in jobs]
+
+    def close(self) -> None:
+        """Kill the worker (idempotent)."""
+        self._pool.close()

@@ -1,0 +1,78 @@
+"""The resolver worker process: receives batches of jobs, resolves each, replies per job.
+
+Runs in a child process started by ``server.service.pool`` (``forkserver`` preloads this
+module, so a replacement worker starts in milliseconds with jq and the resolver already
+imported). The only importer of the resolver on the serving path: the server process
+never runs jq for a request.
+
+Protocol over one ``multiprocessing`` connection (pickled tuples):
+
+* parent -> worker: ``(definitions, jobs)``; ``definitions`` maps a content key to a
+  definition this worker has not been sent yet (each is sent once per worker and compiled
+  on first use, the jq program cache lives here), ``jobs`` is a list of :class:`Job`;
+* worker -> parent: one ``(uid, view, error, seconds)`` per job, in order. ``view`` is the
+  resolved ``WorkloadView`` or None with ``error`` naming the exception (an object that
+  breaks the resolver becomes an error view, never a dead worker).
+
+A worker that takes too long is killed by the parent; one killed by a signal (or a crash of
+the C jq library) is noticed by the parent as end-of-file on its connection. On Linux the
+worker asks the kernel to kill it when its parent (the fork server) dies
+(``prctl(PR_SET_PDEATHSIG)``), so a SIGKILLed server leaves no busy worker behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from server.definitions.model import Definition
+from server.resolution import resolve
+
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One resolution: the workload uid, its definition's content key, and the inputs of
+    ``server.resolution.resolve`` besides the definition (``root``, ``objects``, ``pods``,
+    ``origin``, ``policy``, ...; built in one place, ``WorkloadService.inputs``)."""
+
+    uid: str
+    definition: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the parent still kills workers at shutdown
+        pass
+
+
+def run_job(definitions: dict[str, Definition], job: Job) -> tuple[str, Any, str | None, float]:
+    """Resolve one job; returns ``(uid, view or None, error or None, seconds)``."""
+    started = time.perf_counter()
+    try:
+        view = resolve(definitions[job.definition], **job.inputs)
+        return job.uid, view, None, time.perf_counter() - started
+    except Exception as exc:  # noqa: BLE001 - one malformed object must not end the worker
+        return job.uid, None, f"resolution failed: {type(exc).__name__}: {exc}", time.perf_counter() - started
+
+
+def main(conn: Connection) -> None:
+    """Serve batches on ``conn`` until the parent closes it."""
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server; it ends us
+    definitions: dict[str, Definition] = {}
+    while True:
+        try:
+            new, jobs = conn.recv()
+        except (EOFError, OSError):
+            return
+        definitions.update(new)
+        for job in jobs:
+            conn.send(run_job(definitions, job))

@@ -1,0 +1,106 @@
+"""ResolverPool: the time budget ends a looping resolution, a killed worker is retried once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from server.definitions import Phase
+from server.service import worker as worker_module
+from server.service.pool import Outcome, ResolverPool, definition_key
+from server.service.worker import Job, run_job
+from tests.service.support import SLOW_PATH, demo, demo_definition, slow_demo
+
+
+class Collector:
+    """Outcomes delivered by the dispatcher thread, with their arrival times."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, tuple[float, Outcome]] = {}
+        self._event = threading.Condition()
+
+    def __call__(self, outcome: Outcome) -> None:
+        with self._event:
+            self.outcomes[outcome.uid] = (time.monotonic(), outcome)
+            self._event.notify_all()
+
+    def wait(self, count: int, timeout: float) -> None:
+        with self._event:
+            assert self._event.wait_for(lambda: len(self.outcomes) >= count, timeout), self.outcomes
+
+
+def _jobs(definition: Any, *objects: dict[str, Any]) -> list[tuple[Job, Any]]:
+    key = definition_key(definition)
+    return [(Job(o["metadata"]["uid"], key, {"root": o}), definition) for o in objects]
+
+
+def test_a_looping_resolution_is_ended_at_its_budget_and_the_worker_replaced() -> None:
+    definition = demo_definition()
+    got = Collector()
+    pool = ResolverPool(2, 1.0, got)
+    pool.start()
+    try:
+        before = set(pool.pids())
+        started = time.monotonic()
+        pool.submit(_jobs(definition, demo("a", loop=True), demo("b"), demo("c", phase="wait")))
+        got.wait(3, 10)
+        at, looped = got.outcomes["uid-n-a"]
+        assert looped.status == "timeout" and looped.error == "resolution exceeded its 1 s budget"
+        assert 1.0 <= at - started < 3.0  # the 1 s budget plus dispatch slack
+        assert got.outcomes["uid-n-b"][1].view.phase is Phase.RUNNING  # .status.p absent -> "up" -> Running
+        assert got.outcomes["uid-n-c"][1].view.phase is Phase.INITIALIZING  # "wait" -> Initializing
+        assert pool.timeouts == 1 and pool.replaced == 1
+        assert len(set(pool.pids()) - before) == 1  # exactly the looping worker was replaced
+    finally:
+        pool.close()
+    assert pool.pids() == []
+
+
+def test_a_worker_killed_mid_resolution_is_retried_once_on_a_fresh_worker() -> None:
+    definition = demo_definition(SLOW_PATH)
+    got = Collector()
+    pool = ResolverPool(1, 20.0, got)
+    pool.start()
+    try:
+        pool.submit(_jobs(definition, slow_demo("s")))
+        deadline = time.monotonic() + 10
+        while not pool.busy_pids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # inside the ~1.5 s jq evaluation
+        os.kill(pool.busy_pids()[0], signal.SIGKILL)
+        got.wait(1, 15)
+        outcome = got.outcomes["uid-n-s"][1]
+        assert outcome.status == "ok" and outcome.view.phase is Phase.RUNNING  # recomputed on the new worker
+        assert pool.crashes == 1 and pool.replaced == 1
+    finally:
+        pool.close()
+
+
+def test_an_object_that_breaks_the_resolver_is_a_failed_outcome_not_a_dead_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    definition = demo_definition()
+    real = worker_module.resolve
+
+    def flaky(definition: Any, root: Any, **kw: Any) -> Any:
+        if root["metadata"]["name"] == "bad":
+            raise OverflowError("cannot convert float infinity to integer")
+        return real(definition, root, **kw)
+
+    monkeypatch.setattr(worker_module, "resolve", flaky)  # run_job is the worker's per-job step
+    key = definition_key(definition)
+    uid, view, error, _ = run_job({key: definition}, Job("u1", key, {"root": demo("bad")}))
+    assert (uid, view, error) == ("u1", None, "resolution failed: OverflowError: cannot convert float infinity "
+                                              "to integer")
+    assert run_job({key: definition}, Job("u2", key, {"root": demo("good")}))[1].phase is Phase.RUNNING
+
+
+def test_bad_pool_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        ResolverPool(0, 1.0, lambda o: None)
+    with pytest.raises(ValueError, match="positive"):
+        ResolverPool(1, 0, lambda o: None)
