@@ -20,6 +20,10 @@ unattributed bucket):
 
 Pod fields: ``ready`` is the ``Ready`` condition; the not-ready reason takes
 ``PodScheduled=False`` reason, then ``status.reason``, then ``Ready=False`` reason.
+``terminated`` is phase Succeeded or Failed (the pod holds nothing); ``terminating`` is a
+pod with ``metadata.deletionTimestamp`` that has not terminated yet: it is no longer a
+current replica, but its resources are not free until it is gone (kubernetes.io "Pod
+Lifecycle", "Termination of Pods").
 """
 
 from __future__ import annotations
@@ -65,9 +69,11 @@ def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
     result = effective_pod_requests(spec)
     name = str(meta.get("name", ""))
     errors.extend(ResolutionError(f"pod {name}: {e}", field="pod") for e in result.errors)
+    terminated = phase in TERMINAL_PHASES
     return PodView(name=name, namespace=str(meta.get("namespace", "")), uid=str(meta.get("uid", "")),
                    phase=phase, ready=ready, node=spec.get("nodeName") or None, reason=reason,
-                   requests=result.requests, terminated=phase in TERMINAL_PHASES)
+                   requests=result.requests, terminated=terminated,
+                   terminating=not terminated and bool(meta.get("deletionTimestamp")))
 
 
 def single_result(expression: str, doc: Document) -> str:

@@ -9,11 +9,13 @@ Counting rules (documented in the README, "JSON view reference"):
 * desired pods of an instance: ``replicas``, else ``minReplicas``, else 1; of a component:
   the sum over its instances; of the workload: the sum over pod-bearing components
   (child replicas paths give totals; children are not multiplied by parent instances);
-* current / ready: attributed pods that are not terminated (phase Succeeded or Failed) /
-  of those, the ones with ``Ready=True``; terminated pods are still listed;
+* current / ready: attributed pods that are neither terminated (phase Succeeded or Failed)
+  nor terminating (``deletionTimestamp`` set) / of those, the ones with ``Ready=True``;
+  terminated and terminating pods are still listed;
 * spec requests: effective pod request of each instance's pod spec x its desired pods;
-* GPU figures: requested by spec (above), requested by existing non-terminated pods, and
-  allocated (non-terminated pods bound to a node); workload pod figures include
+* GPU figures: requested by spec (above), requested by existing non-terminated pods
+  (terminating ones included: their devices are not free yet), and allocated
+  (non-terminated pods bound to a node); workload pod figures include
   unattributed pods, which still belong to the workload;
 * components without pods, children, replicas or resources are dropped (a Deployment's
   ReplicaSet component); pod-bearing components stay even at zero.
@@ -83,13 +85,15 @@ def _status(definition: Definition, doc: Document, errors: list[ResolutionError]
 
 
 def _live(pods: Sequence[PodView]) -> list[PodView]:
-    return [p for p in pods if not p.terminated]
+    """Current replicas: neither terminated nor terminating."""
+    return [p for p in pods if not p.terminated and not p.terminating]
 
 
 def _pod_figures(pods: Sequence[PodView]) -> tuple[Requests, Requests]:
+    """Requested-by-pods and allocated: every pod not terminated, terminating ones included."""
     requested: Requests = {}
     allocated: Requests = {}
-    for pod in _live(pods):
+    for pod in (p for p in pods if not p.terminated):
         add_into(requested, pod.requests)
         if pod.node:
             add_into(allocated, pod.requests)

@@ -80,7 +80,12 @@ class ResolutionError:
 
 @dataclass(slots=True)
 class PodView:
-    """One live pod as the view shows it."""
+    """One live pod as the view shows it.
+
+    ``terminated``: phase Succeeded or Failed, holds nothing. ``terminating``: deleted
+    (``deletionTimestamp`` set) but not terminated: not a current replica, still holds its
+    requests (counted in requested-by-pods and allocated).
+    """
 
     name: str
     namespace: str
@@ -91,6 +96,7 @@ class PodView:
     reason: str | None
     requests: Requests
     terminated: bool
+    terminating: bool = False
     component: str | None = None
     instance: str | None = None
     replica_key: str | None = None
@@ -103,6 +109,8 @@ class PodView:
                                                                                                   policy)}
         if self.reason is not None:
             out["reason"] = self.reason
+        if self.terminating:
+            out["terminating"] = True
         if self.component is not None:
             out["component"] = self.component
         if self.instance is not None:
