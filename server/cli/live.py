@@ -123,6 +123,8 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
+        shared_gpu_resources=tuple(cast("tuple[str, ...]", env.get("shared_gpu_resources", ()))),
+        dra_gpu_classes=cast("tuple[str, ...] | None", env.get("dra_gpu_classes")),
         metrics_public=_pick(args, env, "metrics_public", True))
     if auth.mode not in ("none", "kubernetes"):
         raise InvalidRequest(f"WMAP_AUTH must be none or kubernetes, got {auth.mode!r}")

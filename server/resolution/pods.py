@@ -34,7 +34,8 @@ from server.definitions.model import Component, Definition, TypeSelector
 from server.errors import JqError
 from server.jq import Document, compile_program, stringify
 from server.owners import MAX_OWNER_DEPTH, controller_uid
-from server.resolution.resources import effective_pod_requests
+from server.resolution.resources import RequestResult, add_into, effective_pod_requests
+from server.resolution.sharing import shared_gpu_requests
 from server.resolution.view import PodView, ResolutionError
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -53,6 +54,24 @@ def reaches_root(obj: Mapping[str, Any], root_uid: str, by_uid: Mapping[str, Map
     return False
 
 
+def pod_template_requests(spec: Any, annotations: Any) -> RequestResult:
+    """Effective requests of a pod (or template): the Kubernetes rule plus shared-GPU annotations.
+
+    Args:
+        spec: a PodSpec dict.
+        annotations: the pod's or template's ``metadata.annotations`` (KAI / Run:ai
+            ``gpu-fraction``, ``gpu-fraction-num-devices``, ``gpu-memory``).
+
+    Returns:
+        Requests and errors (quantities and annotations, each naming the field).
+    """
+    result = effective_pod_requests(spec)
+    extra, errors = shared_gpu_requests(annotations, result.requests)
+    add_into(result.requests, extra)
+    result.errors.extend(errors)
+    return result
+
+
 def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
     """The row of one pod; quantity problems are appended to ``errors``."""
     meta = pod.get("metadata", {})
@@ -66,7 +85,7 @@ def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
         scheduled = conditions.get("PodScheduled", {})
         reason = (scheduled.get("reason") if scheduled.get("status") == "False" else None) or status.get(
             "reason") or conditions.get("Ready", {}).get("reason")
-    result = effective_pod_requests(spec)
+    result = pod_template_requests(spec, meta.get("annotations"))
     name = str(meta.get("name", ""))
     errors.extend(ResolutionError(f"pod {name}: {e}", field="pod") for e in result.errors)
     terminated = phase in TERMINAL_PHASES

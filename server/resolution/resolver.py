@@ -12,7 +12,8 @@ Counting rules (documented in the README, "JSON view reference"):
 * current / ready: attributed pods that are neither terminated (phase Succeeded or Failed)
   nor terminating (``deletionTimestamp`` set) / of those, the ones with ``Ready=True``;
   terminated and terminating pods are still listed;
-* spec requests: effective pod request of each instance's pod spec x its desired pods;
+* spec requests: effective pod request of each instance's pod spec (plus the shared-GPU
+  annotations of its template, ``server.resolution.sharing``) x its desired pods;
 * GPU figures: requested by spec (above), requested by existing non-terminated pods
   (terminating ones included: their devices are not free yet), and allocated
   (non-terminated pods bound to a node); workload pod figures include
@@ -31,13 +32,12 @@ from server.errors import JqError
 from server.jq import Document
 from server.resolution import extract
 from server.resolution.gangs import SubtreeScale, gang_groups
-from server.resolution.pods import Attributor, pod_view, workload_pods
+from server.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
 from server.resolution.resources import (
     DEFAULT_GPU_POLICY,
     GpuPolicy,
     Requests,
     add_into,
-    effective_pod_requests,
     scale,
 )
 from server.resolution.status import StatusResult, evaluate_status
@@ -55,21 +55,24 @@ from server.resolution.view import (
 class _Extracted:
     """What the workload object says about one component."""
 
-    __slots__ = ("ids", "scales", "specs")
+    __slots__ = ("annotations", "ids", "scales", "specs")
 
-    def __init__(self, ids: list[str], scales: list[extract.Scale], specs: list[dict[str, Any] | None]) -> None:
-        self.ids, self.scales, self.specs = ids, scales, specs
+    def __init__(self, ids: list[str], scales: list[extract.Scale],
+                 templates: list[tuple[dict[str, Any] | None, dict[str, Any]]]) -> None:
+        self.ids, self.scales = ids, scales
+        self.specs = [spec for spec, _ in templates]
+        self.annotations = [annotations for _, annotations in templates]
 
 
 def _extract(component: Component, doc: Document, errors: list[ResolutionError]) -> _Extracted:
     try:
         ids = extract.instance_ids(component, doc)
-        return _Extracted(ids, extract.scales(component, ids, doc), extract.pod_specs(component, ids, doc))
+        return _Extracted(ids, extract.scales(component, ids, doc), extract.pod_templates(component, ids, doc))
     except extract.ExtractionError as exc:
         errors.append(ResolutionError(str(exc), component.name, exc.field, exc.expression))
     except JqError as exc:
         errors.append(ResolutionError(exc.reason, component.name, exc.field, exc.expression))
-    return _Extracted([""], [extract.Scale(replicas=0)], [None])
+    return _Extracted([""], [extract.Scale(replicas=0)], [(None, {})])
 
 
 def _status(definition: Definition, doc: Document, errors: list[ResolutionError]) -> StatusResult:
@@ -104,8 +107,8 @@ def _component_view(component: Component, ex: _Extracted, pods: list[PodView], e
                     quantity_errors: list[ResolutionError]) -> ComponentView:
     instances: list[InstanceView] = []
     spec_total: Requests = {}
-    for instance_id, sc, spec in zip(ex.ids, ex.scales, ex.specs):
-        result = effective_pod_requests(spec) if spec is not None else None
+    for instance_id, sc, spec, annotations in zip(ex.ids, ex.scales, ex.specs, ex.annotations):
+        result = pod_template_requests(spec, annotations) if spec is not None else None
         if result is not None:
             quantity_errors.extend(ResolutionError(f"instance {instance_id or '-'}: {e}", component.name,
                                                    f"{component.path}.specDefinition") for e in result.errors)
