@@ -30,6 +30,7 @@ from server.definitions.model import Component, Definition
 from server.definitions.phases import Phase, primary_phase
 from server.errors import JqError
 from server.jq import Document
+from server.owners import controller_uid, cycle_message, owner_chain, uid_of
 from server.resolution import extract
 from server.resolution.gangs import SubtreeScale, gang_groups
 from server.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
@@ -171,6 +172,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
     """
     errors: list[ResolutionError] = []
+    _owner_cycle(root, objects, errors)
     doc = Document(root)
     status = _status(definition, doc, errors)
     component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
@@ -217,6 +219,17 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         unattributed=[p for p in rows if p.component is None], replicas=replicas, requests=spec_total,
         gpu=GpuFigures(dict(spec_total), requested, allocated),
         gangs=gang_groups(definition, subtree, rows, pod_docs), errors=errors, policy=policy)
+
+
+def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
+                 errors: list[ResolutionError]) -> None:
+    """Report an ownerReference cycle through ``root`` (its owners are among its descendants)."""
+    if controller_uid(root) is None:
+        return
+    by_uid = {uid_of(o): o for o in objects}
+    chain = owner_chain(root, by_uid.get)
+    if chain.cycle:
+        errors.append(ResolutionError(cycle_message(chain.cycle), field="metadata.ownerReferences"))
 
 
 def _fields(view: ComponentView) -> dict[str, Any]:
