@@ -26,6 +26,7 @@ from server.errors import WorkloadNotFound
 from server.gvk import GVK
 from server.kube.reader import Reader
 from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView, resolve
+from server.resolution.dra import claim_inputs
 from server.resolution.resolver import failed_view
 from server.owners import MAX_OWNER_DEPTH, controller_uid
 from server.resolution.resources import add_into
@@ -101,7 +102,8 @@ class WorkloadService:
             return failed_view(entry.definition, obj, quarantined, origin=entry.origin, policy=self.policy)
         started = time.perf_counter()
         try:
-            view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy)
+            view = resolve(entry.definition, obj, objects=objects, pods=pods, origin=entry.origin, policy=self.policy,
+                           **claim_inputs(self.reader, obj.get("metadata", {}).get("namespace")))
         except Exception as exc:  # noqa: BLE001 - one malformed object must not fail a whole list
             log.exception("resolving %s %s/%s failed", gvk, obj.get("metadata", {}).get("namespace"),
                           obj.get("metadata", {}).get("name"))

@@ -40,6 +40,7 @@ from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, Probl
 from server.gvk import GVK
 from server.jq.trial import TRIAL_TIMEOUT_S
 from server.kube.reader import Reader
+from server.resolution.dra import DRA_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -305,9 +306,10 @@ class Registrar:
         return entry
 
     def watch_kinds(self, kinds: Iterable[GVK]) -> None:
-        """Ask the cache to watch ``kinds`` and pods (no-op without a ``watch`` callback)."""
+        """Ask the cache to watch ``kinds``, pods and the DRA claim kinds pods name (no-op
+        without a ``watch`` callback)."""
         if self._watch is not None:
-            for gvk in (*kinds, POD_GVK):
+            for gvk in (*kinds, POD_GVK, *DRA_KINDS):
                 self._watch(gvk)
 
     # read paths

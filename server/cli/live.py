@@ -37,6 +37,7 @@ from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
 from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
+from server.resolution.dra import DRA_KINDS
 from server.resolution import WorkloadView
 from server.service import WorkloadService
 from server.state import KARTA_GVK, POD_GVK, DirectoryStore, Registrar
@@ -185,7 +186,7 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
 
     cache = await InformerCache.from_config(args.kubeconfig, context=args.context,
                                             options=CacheOptions(namespaces=(namespace,) if namespace else ()))
-    for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK}:
+    for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK, *DRA_KINDS}:
         cache.watch(gvk)
     await cache.start()
     if not await cache.wait_synced(SYNC_TIMEOUT_S):

@@ -32,6 +32,8 @@ from server.errors import JqError
 from server.jq import Document
 from server.owners import controller_uid, cycle_message, owner_chain, uid_of
 from server.resolution import extract
+from server.resolution.dra import ClaimSources
+from server.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
 from server.resolution.gangs import SubtreeScale, gang_groups
 from server.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
 from server.resolution.resources import (
@@ -93,21 +95,12 @@ def _live(pods: Sequence[PodView]) -> list[PodView]:
     return [p for p in pods if not p.terminated and not p.terminating]
 
 
-def _pod_figures(pods: Sequence[PodView]) -> tuple[Requests, Requests]:
-    """Requested-by-pods and allocated: every pod not terminated, terminating ones included."""
-    requested: Requests = {}
-    allocated: Requests = {}
-    for pod in (p for p in pods if not p.terminated):
-        add_into(requested, pod.requests)
-        if pod.node:
-            add_into(allocated, pod.requests)
-    return requested, allocated
-
-
 def _component_view(component: Component, ex: _Extracted, pods: list[PodView], errors: list[ResolutionError],
-                    quantity_errors: list[ResolutionError]) -> ComponentView:
+                    quantity_errors: list[ResolutionError], dra: DraContext) -> ComponentView:
     instances: list[InstanceView] = []
     spec_total: Requests = {}
+    spec_unknown: set[str] = set()
+    shared: dict[tuple[str, str], Any] = {}
     for instance_id, sc, spec, annotations in zip(ex.ids, ex.scales, ex.specs, ex.annotations):
         result = pod_template_requests(spec, annotations) if spec is not None else None
         if result is not None:
@@ -115,12 +108,17 @@ def _component_view(component: Component, ex: _Extracted, pods: list[PodView], e
                                                    f"{component.path}.specDefinition") for e in result.errors)
         per_pod = result.requests if result is not None else {}
         desired = sc.desired if component.has_pod_definition else (sc.replicas or 0)
+        claims = dra.template(spec)
+        add_into(per_pod, claims.own.devices)  # one claim per pod from a template
+        spec_unknown |= claims.own.unknown if desired else set()
+        shared.update(claims.shared if desired else {})
         mine = [p for p in pods if p.instance == instance_id]
         live = _live(mine)
         instances.append(InstanceView(instance_id, Replicas(desired, len(live), sum(p.ready for p in live), sc.min,
                                                             sc.max), per_pod, mine, spec is not None))
         add_into(spec_total, scale(per_pod, desired))
-    requested, allocated = _pod_figures(pods)
+    shared_spec(shared, spec_total, spec_unknown)  # a shared claim once, not per pod
+    requested, allocated, unknown = pod_figures(pods)
     live = _live(pods)
     mins = [i.replicas.min for i in instances if i.replicas.min is not None]
     maxs = [i.replicas.max for i in instances if i.replicas.max is not None]
@@ -131,7 +129,8 @@ def _component_view(component: Component, ex: _Extracted, pods: list[PodView], e
         name=component.name, kind=kind.kind if kind else "", api_version=kind.api_version if kind else "",
         parent=component.owner_ref, logical=kind is None, has_pod_definition=component.has_pod_definition,
         replicas=replicas, instances=instances, requests=spec_total,
-        gpu=GpuFigures(dict(spec_total), requested, allocated), pods=pods, errors=errors)
+        gpu=GpuFigures(dict(spec_total), requested, allocated, {SPEC: spec_unknown, PODS: unknown}), pods=pods,
+        errors=errors, shared_claims=shared)
 
 
 def _aggregate(view: ComponentView) -> None:
@@ -143,9 +142,7 @@ def _aggregate(view: ComponentView) -> None:
         replicas.desired += child.replicas.desired
         replicas.current += child.replicas.current
         replicas.ready += child.replicas.ready
-        for mine, theirs in ((view.gpu.spec, child.gpu.spec), (view.gpu.pods, child.gpu.pods),
-                             (view.gpu.allocated, child.gpu.allocated)):
-            add_into(mine, theirs)
+        view.gpu.merge(child.gpu)
     view.replicas = replicas
 
 
@@ -156,7 +153,8 @@ def _is_empty(view: ComponentView) -> bool:
 
 def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]] = (),
             pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
-            policy: GpuPolicy = DEFAULT_GPU_POLICY) -> WorkloadView:
+            policy: GpuPolicy = DEFAULT_GPU_POLICY, claims: Sequence[Mapping[str, Any]] = (),
+            claim_templates: Sequence[Mapping[str, Any]] = ()) -> WorkloadView:
     """Resolve ``root`` into its view.
 
     Args:
@@ -167,6 +165,9 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
             chain reaches ``root`` are used.
         origin: where the definition came from (``catalog``, ``cluster``, ``file``, ...).
         policy: which resource names are GPUs.
+        claims: ResourceClaims (``resource.k8s.io/v1``) of the workload's namespace that
+            its pods may name (``server.resolution.dra.claim_inputs`` gathers them).
+        claim_templates: ResourceClaimTemplates of that namespace.
 
     Returns:
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
@@ -180,8 +181,11 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     pod_docs: dict[str, Document] = {}
     attributor = Attributor(definition, {n: e.ids for n, e in extracted.items()}, errors)
     rows: list[PodView] = []
+    meta = root.get("metadata", {})
+    dra = DraContext(ClaimSources.of(claims, claim_templates), str(meta.get("namespace") or ""), policy)
     for raw in workload_pods(root, objects, pods):
         row = pod_view(raw, errors)
+        dra.fill(row, raw)
         pod_docs[row.uid or row.name] = pod_docs.get(row.uid or row.name) or Document(raw)
         attributor.attribute(row, pod_docs[row.uid or row.name])
         row.component = row.component if row.unattributed_reason is None else None
@@ -191,7 +195,8 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     for component in definition.components:
         mine = [p for p in rows if p.component == component.name]
         views[component.name] = _component_view(component, extracted[component.name], mine,
-                                                component_errors[component.name], errors)
+                                                component_errors[component.name], errors, dra)
+    dra.report(errors)
     for component in reversed(definition.children):
         view = views[component.name]
         _aggregate(view)
@@ -203,13 +208,20 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     top += root_view.children
     pod_bearing = [v for v in views.values() if v.has_pod_definition]
     spec_total: Requests = {}
+    spec_unknown: set[str] = set()
+    shared: dict[tuple[str, str], Any] = {}
     for v in pod_bearing:
-        add_into(spec_total, v.requests)
-    requested, allocated = _pod_figures(rows)
+        own = {k: q for k, q in v.requests.items()}
+        for demand, _ in v.shared_claims.values():  # taken out, added once per workload below
+            add_into(own, {k: -q for k, q in demand.devices.items()})
+        add_into(spec_total, own)
+        spec_unknown |= v.gpu.unknown.get(SPEC, set())
+        shared.update(v.shared_claims)
+    shared_spec(shared, spec_total, spec_unknown)
+    requested, allocated, unknown = pod_figures(rows)
     live = _live(rows)
     replicas = Replicas(sum(v.replicas.desired for v in pod_bearing), len(live), sum(p.ready for p in live))
     subtree = SubtreeScale(definition, {n: dict(zip(e.ids, e.scales)) for n, e in extracted.items()})
-    meta = root.get("metadata", {})
     return WorkloadView(
         name=str(meta.get("name", "")), namespace=meta.get("namespace"), kind=str(root.get("kind", "")),
         api_version=str(root.get("apiVersion", "")), uid=str(meta.get("uid", "")),
@@ -217,7 +229,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         definition=definition.name, origin=origin, phase=primary_phase(status.phases), phases=status.phases,
         raw_phase=status.raw_phase, conditions=list(status.conditions.values()), components=top,
         unattributed=[p for p in rows if p.component is None], replicas=replicas, requests=spec_total,
-        gpu=GpuFigures(dict(spec_total), requested, allocated),
+        gpu=GpuFigures(dict(spec_total), requested, allocated, {SPEC: spec_unknown, PODS: unknown}),
         gangs=gang_groups(definition, subtree, rows, pod_docs), errors=errors, policy=policy)
 
 
