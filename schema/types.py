@@ -98,14 +98,21 @@ class Resources:
             "byResource"].items()]
 
 
-@strawberry.type(description="GPU figures of one GPU resource name.")
+@strawberry.type(description="GPU figures of one GPU resource name (whole GPUs, MIG profiles, time-sliced "
+                             "replicas such as nvidia.com/gpu.shared, gpu-memory in bytes, DRA devices as "
+                             "dra/<device class>); null: not known yet (a DRA allocationMode All request before "
+                             "allocation).")
 class GpuResource:
     """Per-resource GPU figures."""
 
     resource: str
-    requested_by_spec: float
-    requested_by_pods: float
-    allocated: float
+    requested_by_spec: float | None
+    requested_by_pods: float | None
+    allocated: float | None
+
+
+def _float(value: float | int | None) -> float | None:
+    return None if value is None else float(value)
 
 
 @strawberry.type(description="The three GPU figures, kept apart because they diverge while a workload starts.")
@@ -120,7 +127,7 @@ class GpuAggregate:
         """Spec-side GPUs."""
         return float(self.policy.total(self.figures.spec))
 
-    @strawberry.field(description="GPUs requested by existing, non-terminated pods.")
+    @strawberry.field(description="GPUs requested by existing, non-terminated pods (terminating ones included).")
     def requested_by_pods(self) -> float:
         """Pod-side GPUs."""
         return float(self.policy.total(self.figures.pods))
@@ -130,13 +137,20 @@ class GpuAggregate:
         """Allocated GPUs."""
         return float(self.policy.total(self.figures.allocated))
 
-    @strawberry.field(description="The figures per GPU resource name (MIG profiles kept apart).")
+    @strawberry.field(description="The figures per GPU resource name (MIG profiles, shared GPUs, GPU memory and "
+                                  "DRA devices kept apart).")
     def by_resource(self) -> list[GpuResource]:
         """Per-resource figures."""
         rows = self.figures.to_dict(self.policy)["byResource"]
-        return [GpuResource(resource=name, requested_by_spec=float(v["requestedBySpec"]),
-                            requested_by_pods=float(v["requestedByPods"]), allocated=float(v["allocated"]))
+        return [GpuResource(resource=name, requested_by_spec=_float(v["requestedBySpec"]),
+                            requested_by_pods=_float(v["requestedByPods"]), allocated=_float(v["allocated"]))
                 for name, v in rows.items()]
+
+    @strawberry.field(description="Figures (requestedBySpec, requestedByPods) that are lower bounds: some DRA "
+                                  "device count is not known before allocation.")
+    def unknown(self) -> list[str]:
+        """Names of incomplete figures."""
+        return list(self.figures.to_dict(self.policy).get("unknown", []))
 
 
 def gpu(figures: GpuFigures, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> GpuAggregate:

@@ -120,6 +120,11 @@ class Settings:
         auth: caller identity and permissions (see :class:`AuthSettings`).
         log_format: ``text`` or ``json``.
         gpu_resources: extra resource names counted as whole GPUs.
+        shared_gpu_resources: extra names of time-sliced / MPS GPU replicas (renamed shared
+            resources; ``nvidia.com/gpu.shared`` is always one): kept under their own name,
+            not added to whole GPUs.
+        dra_gpu_classes: DRA DeviceClass names counted as GPUs (None: ``gpu.nvidia.com``,
+            ``gpu.amd.com``, ``gpu.intel.com``); a value replaces the defaults.
         metrics_public: ``/metrics`` without authentication (else it needs ``get`` on the
             non-resource URL ``/metrics``).
         resolver: background resolution (see :class:`ResolverSettings`).
@@ -137,6 +142,8 @@ class Settings:
     log_format: str = "text"
     log_level: str = "INFO"
     gpu_resources: tuple[str, ...] = ()
+    shared_gpu_resources: tuple[str, ...] = ()
+    dra_gpu_classes: tuple[str, ...] | None = None
     metrics_public: bool = True
     resolver: ResolverSettings = field(default_factory=ResolverSettings)
 
@@ -162,6 +169,8 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_GPU_RESOURCES": ("gpu_resources", _words),
     "WMAP_RESOLVER_WORKERS": ("resolver_workers", int),
     "WMAP_RESOLUTION_TIMEOUT": ("resolution_timeout", float),
+    "WMAP_SHARED_GPU_RESOURCES": ("shared_gpu_resources", _words),
+    "WMAP_DRA_GPU_CLASSES": ("dra_gpu_classes", _words),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 

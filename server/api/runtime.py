@@ -19,7 +19,7 @@ from server.definitions.registry import DefinitionRegistry
 from server.errors import CacheNotReady
 from server.gvk import GVK
 from server.kube.reader import InformerStatus, Reader
-from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy
+from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
 from server.service import WorkloadService
 from server.service.registration import Registrar
 from server.service.stores import DefinitionStore
@@ -110,10 +110,10 @@ class Runtime:
 
 
 def _policy(settings: Settings) -> GpuPolicy:
-    """The GPU policy: defaults plus ``settings.gpu_resources`` counted as whole GPUs."""
-    if not settings.gpu_resources:
+    """The GPU policy: defaults plus the configured whole, shared and DRA GPU names."""
+    if not settings.gpu_resources and not settings.shared_gpu_resources and settings.dra_gpu_classes is None:
         return DEFAULT_GPU_POLICY
-    return GpuPolicy(whole=DEFAULT_GPU_POLICY.whole | frozenset(settings.gpu_resources))
+    return gpu_policy(settings.gpu_resources, settings.shared_gpu_resources, settings.dra_gpu_classes)
 
 
 def runtime_of(conn: HTTPConnection) -> Runtime:

@@ -37,6 +37,7 @@ from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
 from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
+from server.resolution.dra import DRA_KINDS
 from server.resolution import WorkloadView
 from server.service import WorkloadService
 from server.gvk import KARTA_GVK, POD_GVK
@@ -131,6 +132,8 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
+        shared_gpu_resources=tuple(cast("tuple[str, ...]", env.get("shared_gpu_resources", ()))),
+        dra_gpu_classes=cast("tuple[str, ...] | None", env.get("dra_gpu_classes")),
         metrics_public=_pick(args, env, "metrics_public", True),
         resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
                                   timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
@@ -198,7 +201,7 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
 
     cache = await InformerCache.from_config(args.kubeconfig, context=args.context,
                                             options=CacheOptions(namespaces=(namespace,) if namespace else ()))
-    for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK}:
+    for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK, *DRA_KINDS}:
         cache.watch(gvk)
     await cache.start()
     if not await cache.wait_synced(SYNC_TIMEOUT_S):

@@ -31,7 +31,7 @@ from typing import Any
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
 from server.kube.store import Changes, Store, controller_uid, meta_of, object_key
-from server.owners import MAX_OWNER_DEPTH
+from server.owners import MAX_OWNER_DEPTH, may_own, owner_chain
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +108,17 @@ class ObjectGraph:
         return [obj for gvk in self._sorted_gvks for obj in self._stores[gvk].owned_by(uid)]
 
     def descendants(self, uid: str, max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObjects:
-        """See ``Reader.descendants``; breadth first, each object once."""
+        """See ``Reader.descendants``; breadth first, each object once.
+
+        A child counts only when its controller reference names its parent and the parent
+        may own it by the namespace rule (``server.owners.may_own``): an object in another
+        namespace whose reference carries the same uid is not a descendant.
+        """
         found: KubeObjects = []
         seen = {uid}
         frontier = [uid]
         for _ in range(max_depth):
-            children = [c for u in frontier for c in self.owned_by(u) if controller_uid(c) == u]
+            children = [c for u in frontier for c in self._children(u)]
             frontier = []
             for child in children:
                 child_uid = meta_of(child).get("uid")
@@ -125,21 +130,14 @@ class ObjectGraph:
                 break
         return found
 
+    def _children(self, uid: str) -> KubeObjects:
+        """Objects whose controller reference is ``uid``, by the namespace rule when it is cached."""
+        parent = self.by_uid(uid)
+        return [c for c in self.owned_by(uid) if controller_uid(c) == uid and (parent is None or may_own(parent, c))]
+
     def root_of(self, obj: Mapping[str, Any], max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObject | None:
-        """See ``Reader.root_of``."""
-        top: KubeObject | None = None
-        current: Mapping[str, Any] = obj
-        seen = {meta_of(obj).get("uid")}
-        for _ in range(max_depth):
-            owner_uid = controller_uid(current)
-            if owner_uid is None or owner_uid in seen:
-                break
-            seen.add(owner_uid)
-            owner = self.by_uid(owner_uid)
-            if owner is None:
-                break
-            top = current = owner
-        return top
+        """See ``Reader.root_of`` (``server.owners.owner_chain``: namespace rule, cycles cut)."""
+        return owner_chain(obj, self.by_uid, max_depth).top
 
     def version(self, uid: str) -> int:
         """See ``Reader.version``."""
@@ -208,16 +206,14 @@ class ObjectGraph:
             self._deliver(ChangeEvent(event_type, gvk, obj, chain))
 
     def _bump_chain(self, obj: Mapping[str, Any]) -> tuple[str, ...]:
-        """Bump ``obj``'s uid and its cached controller ancestors; return those uids."""
+        """Bump ``obj``'s uid and its controller ancestors (``server.owners.owner_chain``: the
+        namespace rule and cycle cut apply; an owner not cached yet is bumped too, so its
+        view is fresh when it arrives); return those uids."""
         uid = meta_of(obj).get("uid")
-        chain: list[str] = [uid] if isinstance(uid, str) else []
-        current: Mapping[str, Any] | None = obj
-        while current is not None and len(chain) <= DEFAULT_MAX_DEPTH:
-            owner_uid = controller_uid(current)
-            if owner_uid is None or owner_uid in chain:
-                break
-            chain.append(owner_uid)
-            current = self.by_uid(owner_uid)
+        walk = owner_chain(obj, self.by_uid, DEFAULT_MAX_DEPTH)
+        chain = ([uid] if isinstance(uid, str) else []) + [u for u in walk.uids() if u]
+        if walk.dangling is not None and walk.dangling not in chain:
+            chain.append(walk.dangling)
         for link in chain:
             self._versions[link] = next(self._counter)
         return tuple(chain)

@@ -23,9 +23,9 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 POD_METADATA = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences",
                 "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation")
-POD_SPEC = ("resources", "overhead", "nodeName", "schedulerName", "priorityClassName")
+POD_SPEC = ("resources", "overhead", "nodeName", "schedulerName", "priorityClassName", "resourceClaims")
 POD_CONTAINER = ("name", "resources", "restartPolicy")
-POD_STATUS = ("phase", "conditions", "reason", "message", "startTime")
+POD_STATUS = ("phase", "conditions", "reason", "message", "startTime", "resourceClaimStatuses")
 
 CRD_METADATA = ("name", "uid", "resourceVersion", "generation", "deletionTimestamp")
 

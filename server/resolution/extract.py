@@ -139,19 +139,47 @@ def pod_specs(component: Component, ids: list[str], doc: Document) -> list[dict[
     Raises:
         ExtractionError: count mismatch or a value of the wrong type; JqEvaluationError.
     """
+    return [spec for spec, _ in pod_templates(component, ids, doc)]
+
+
+def pod_templates(component: Component, ids: list[str], doc: Document
+                  ) -> list[tuple[dict[str, Any] | None, dict[str, Any]]]:
+    """``(PodSpec or None, template annotations)`` of each instance.
+
+    Annotations come from the PodTemplateSpec's ``metadata`` or from ``metadataPath``
+    (``{}`` for fragments and when absent); shared-GPU annotations are read from them.
+
+    Raises:
+        ExtractionError: count mismatch or a value of the wrong type; JqEvaluationError.
+    """
     spec = component.spec
     if spec is None or spec.variants == 0:
-        return [None for _ in ids]
+        return [(None, {}) for _ in ids]
     base = f"{component.path}.specDefinition"
     if spec.pod_template_spec_path:
         field = f"{base}.podTemplateSpecPath"
         outs = _zip(ids, compile_program(spec.pod_template_spec_path).all(doc), field, spec.pod_template_spec_path)
-        return [_object(o, field, spec.pod_template_spec_path, "PodTemplateSpec", "spec") for o in outs]
+        return [(_object(o, field, spec.pod_template_spec_path, "PodTemplateSpec", "spec"), _annotations(o))
+                for o in outs]
     if spec.pod_spec_path:
         field = f"{base}.podSpecPath"
         outs = _zip(ids, compile_program(spec.pod_spec_path).all(doc), field, spec.pod_spec_path)
-        return [_object(o, field, spec.pod_spec_path, "PodSpec", None) for o in outs]
-    return _fragmented(spec, ids, doc, f"{base}.fragmentedPodSpecDefinition")
+        specs = [_object(o, field, spec.pod_spec_path, "PodSpec", None) for o in outs]
+        metas: list[Any] = [None] * len(specs)
+        if spec.metadata_path:  # annotations only: a metadata path that does not line up adds none
+            try:
+                outputs = compile_program(spec.metadata_path).all(doc)
+            except JqEvaluationError:
+                outputs = []
+            metas = outputs if len(outputs) == len(specs) else metas
+        return [(s, _annotations({"metadata": m})) for s, m in zip(specs, metas)]
+    return [(s, {}) for s in _fragmented(spec, ids, doc, f"{base}.fragmentedPodSpecDefinition")]
+
+
+def _annotations(template: Any) -> dict[str, Any]:
+    meta = template.get("metadata") if isinstance(template, dict) else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return annotations if isinstance(annotations, dict) else {}
 
 
 def _object(value: Any, field: str, expression: str, type_name: str, key: str | None) -> dict[str, Any] | None:
@@ -191,4 +219,4 @@ def _fragmented(spec: SpecDefinition, ids: list[str], doc: Document, base: str) 
     return out
 
 
-__all__ = ["ExtractionError", "JqEvaluationError", "Scale", "instance_ids", "pod_specs", "scales"]
+__all__ = ["ExtractionError", "JqEvaluationError", "Scale", "instance_ids", "pod_specs", "pod_templates", "scales"]

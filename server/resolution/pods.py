@@ -4,8 +4,11 @@ Attribution (karta-spec.md section 8.2, the upstream CLI model, plus an explicit
 unattributed bucket):
 
 1. A pod belongs to the workload when its **controller** ownerReference chain reaches the
-   root object's UID within 6 hops (a pod with a single non-controller ownerReference is
-   followed too, so hand-written dumps work). Core ``Pod`` workloads are their own pod.
+   root object within 6 hops (``server.owners.owner_chain``): through any object given,
+   a component or not, pods included (Spark executors owned by the driver pod); never
+   across namespaces (a pod in namespace b whose reference carries the uid of a JobSet in
+   namespace a is not that JobSet's); an ownerReference cycle is cut at its representative.
+   Core ``Pod`` workloads are their own pod.
 2. Pod-bearing components are tried root first, then children in definition order. A
    component with a ``componentTypeSelector`` claims the pods it matches (``keyPath``
    equals ``value``, or is non-null without a value; AND every ``matchLabels`` entry); a
@@ -20,6 +23,10 @@ unattributed bucket):
 
 Pod fields: ``ready`` is the ``Ready`` condition; the not-ready reason takes
 ``PodScheduled=False`` reason, then ``status.reason``, then ``Ready=False`` reason.
+``terminated`` is phase Succeeded or Failed (the pod holds nothing); ``terminating`` is a
+pod with ``metadata.deletionTimestamp`` that has not terminated yet: it is no longer a
+current replica, but its resources are not free until it is gone (kubernetes.io "Pod
+Lifecycle", "Termination of Pods").
 """
 
 from __future__ import annotations
@@ -29,24 +36,42 @@ from typing import Any, Mapping, Sequence
 from server.definitions.model import Component, Definition, TypeSelector
 from server.errors import JqError
 from server.jq import Document, compile_program, stringify
-from server.owners import MAX_OWNER_DEPTH, controller_uid
-from server.resolution.resources import effective_pod_requests
+from server.owners import MAX_OWNER_DEPTH, owner_chain
+from server.resolution.resources import RequestResult, add_into, effective_pod_requests
+from server.resolution.sharing import shared_gpu_requests
 from server.resolution.view import PodView, ResolutionError
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 def reaches_root(obj: Mapping[str, Any], root_uid: str, by_uid: Mapping[str, Mapping[str, Any]]) -> bool:
-    """True when ``obj``'s controller chain reaches ``root_uid`` within 6 hops."""
-    current: Mapping[str, Any] | None = obj
-    for _ in range(MAX_OWNER_DEPTH):
-        uid = controller_uid(current) if current is not None else None
-        if not uid:
-            return False
-        if uid == root_uid:
-            return True
-        current = by_uid.get(uid)
-    return False
+    """True when ``obj``'s controller chain (``server.owners.owner_chain``) reaches ``root_uid``.
+
+    Put the root itself in ``by_uid`` so the namespace rule applies to its dependents; a
+    chain that ends at an unknown uid equal to ``root_uid`` is accepted unchecked.
+    """
+    if not root_uid:
+        return False
+    chain = owner_chain(obj, by_uid.get, MAX_OWNER_DEPTH)
+    return root_uid in chain.uids() or chain.dangling == root_uid
+
+
+def pod_template_requests(spec: Any, annotations: Any) -> RequestResult:
+    """Effective requests of a pod (or template): the Kubernetes rule plus shared-GPU annotations.
+
+    Args:
+        spec: a PodSpec dict.
+        annotations: the pod's or template's ``metadata.annotations`` (KAI / Run:ai
+            ``gpu-fraction``, ``gpu-fraction-num-devices``, ``gpu-memory``).
+
+    Returns:
+        Requests and errors (quantities and annotations, each naming the field).
+    """
+    result = effective_pod_requests(spec)
+    extra, errors = shared_gpu_requests(annotations, result.requests)
+    add_into(result.requests, extra)
+    result.errors.extend(errors)
+    return result
 
 
 def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
@@ -62,12 +87,14 @@ def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
         scheduled = conditions.get("PodScheduled", {})
         reason = (scheduled.get("reason") if scheduled.get("status") == "False" else None) or status.get(
             "reason") or conditions.get("Ready", {}).get("reason")
-    result = effective_pod_requests(spec)
+    result = pod_template_requests(spec, meta.get("annotations"))
     name = str(meta.get("name", ""))
     errors.extend(ResolutionError(f"pod {name}: {e}", field="pod") for e in result.errors)
+    terminated = phase in TERMINAL_PHASES
     return PodView(name=name, namespace=str(meta.get("namespace", "")), uid=str(meta.get("uid", "")),
                    phase=phase, ready=ready, node=spec.get("nodeName") or None, reason=reason,
-                   requests=result.requests, terminated=phase in TERMINAL_PHASES)
+                   requests=result.requests, terminated=terminated,
+                   terminating=not terminated and bool(meta.get("deletionTimestamp")))
 
 
 def single_result(expression: str, doc: Document) -> str:
@@ -186,4 +213,5 @@ def workload_pods(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
         return [root]
     # pods can own objects too (an LWS worker StatefulSet is owned by its leader pod)
     by_uid = {str(o.get("metadata", {}).get("uid", "")): o for o in (*objects, *pods)}
+    by_uid[root_uid] = root  # the namespace rule needs the root itself
     return [p for p in pods if root_uid and reaches_root(p, root_uid, by_uid)]

@@ -9,11 +9,14 @@ Counting rules (documented in the README, "JSON view reference"):
 * desired pods of an instance: ``replicas``, else ``minReplicas``, else 1; of a component:
   the sum over its instances; of the workload: the sum over pod-bearing components
   (child replicas paths give totals; children are not multiplied by parent instances);
-* current / ready: attributed pods that are not terminated (phase Succeeded or Failed) /
-  of those, the ones with ``Ready=True``; terminated pods are still listed;
-* spec requests: effective pod request of each instance's pod spec x its desired pods;
-* GPU figures: requested by spec (above), requested by existing non-terminated pods, and
-  allocated (non-terminated pods bound to a node); workload pod figures include
+* current / ready: attributed pods that are neither terminated (phase Succeeded or Failed)
+  nor terminating (``deletionTimestamp`` set) / of those, the ones with ``Ready=True``;
+  terminated and terminating pods are still listed;
+* spec requests: effective pod request of each instance's pod spec (plus the shared-GPU
+  annotations of its template, ``server.resolution.sharing``) x its desired pods;
+* GPU figures: requested by spec (above), requested by existing non-terminated pods
+  (terminating ones included: their devices are not free yet), and allocated
+  (non-terminated pods bound to a node); workload pod figures include
   unattributed pods, which still belong to the workload;
 * components without pods, children, replicas or resources are dropped (a Deployment's
   ReplicaSet component); pod-bearing components stay even at zero.
@@ -27,15 +30,17 @@ from server.definitions.model import Component, Definition
 from server.definitions.phases import Phase, primary_phase
 from server.errors import JqError
 from server.jq import Document
+from server.owners import controller_uid, cycle_message, owner_chain, uid_of
 from server.resolution import extract
+from server.resolution.dra import ClaimSources
+from server.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
 from server.resolution.gangs import SubtreeScale, gang_groups
-from server.resolution.pods import Attributor, pod_view, workload_pods
+from server.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
 from server.resolution.resources import (
     DEFAULT_GPU_POLICY,
     GpuPolicy,
     Requests,
     add_into,
-    effective_pod_requests,
     scale,
 )
 from server.resolution.status import StatusResult, evaluate_status
@@ -53,21 +58,24 @@ from server.resolution.view import (
 class _Extracted:
     """What the workload object says about one component."""
 
-    __slots__ = ("ids", "scales", "specs")
+    __slots__ = ("annotations", "ids", "scales", "specs")
 
-    def __init__(self, ids: list[str], scales: list[extract.Scale], specs: list[dict[str, Any] | None]) -> None:
-        self.ids, self.scales, self.specs = ids, scales, specs
+    def __init__(self, ids: list[str], scales: list[extract.Scale],
+                 templates: list[tuple[dict[str, Any] | None, dict[str, Any]]]) -> None:
+        self.ids, self.scales = ids, scales
+        self.specs = [spec for spec, _ in templates]
+        self.annotations = [annotations for _, annotations in templates]
 
 
 def _extract(component: Component, doc: Document, errors: list[ResolutionError]) -> _Extracted:
     try:
         ids = extract.instance_ids(component, doc)
-        return _Extracted(ids, extract.scales(component, ids, doc), extract.pod_specs(component, ids, doc))
+        return _Extracted(ids, extract.scales(component, ids, doc), extract.pod_templates(component, ids, doc))
     except extract.ExtractionError as exc:
         errors.append(ResolutionError(str(exc), component.name, exc.field, exc.expression))
     except JqError as exc:
         errors.append(ResolutionError(exc.reason, component.name, exc.field, exc.expression))
-    return _Extracted([""], [extract.Scale(replicas=0)], [None])
+    return _Extracted([""], [extract.Scale(replicas=0)], [(None, {})])
 
 
 def _status(definition: Definition, doc: Document, errors: list[ResolutionError]) -> StatusResult:
@@ -83,36 +91,34 @@ def _status(definition: Definition, doc: Document, errors: list[ResolutionError]
 
 
 def _live(pods: Sequence[PodView]) -> list[PodView]:
-    return [p for p in pods if not p.terminated]
-
-
-def _pod_figures(pods: Sequence[PodView]) -> tuple[Requests, Requests]:
-    requested: Requests = {}
-    allocated: Requests = {}
-    for pod in _live(pods):
-        add_into(requested, pod.requests)
-        if pod.node:
-            add_into(allocated, pod.requests)
-    return requested, allocated
+    """Current replicas: neither terminated nor terminating."""
+    return [p for p in pods if not p.terminated and not p.terminating]
 
 
 def _component_view(component: Component, ex: _Extracted, pods: list[PodView], errors: list[ResolutionError],
-                    quantity_errors: list[ResolutionError]) -> ComponentView:
+                    quantity_errors: list[ResolutionError], dra: DraContext) -> ComponentView:
     instances: list[InstanceView] = []
     spec_total: Requests = {}
-    for instance_id, sc, spec in zip(ex.ids, ex.scales, ex.specs):
-        result = effective_pod_requests(spec) if spec is not None else None
+    spec_unknown: set[str] = set()
+    shared: dict[tuple[str, str], Any] = {}
+    for instance_id, sc, spec, annotations in zip(ex.ids, ex.scales, ex.specs, ex.annotations):
+        result = pod_template_requests(spec, annotations) if spec is not None else None
         if result is not None:
             quantity_errors.extend(ResolutionError(f"instance {instance_id or '-'}: {e}", component.name,
                                                    f"{component.path}.specDefinition") for e in result.errors)
         per_pod = result.requests if result is not None else {}
         desired = sc.desired if component.has_pod_definition else (sc.replicas or 0)
+        claims = dra.template(spec)
+        add_into(per_pod, claims.own.devices)  # one claim per pod from a template
+        spec_unknown |= claims.own.unknown if desired else set()
+        shared.update(claims.shared if desired else {})
         mine = [p for p in pods if p.instance == instance_id]
         live = _live(mine)
         instances.append(InstanceView(instance_id, Replicas(desired, len(live), sum(p.ready for p in live), sc.min,
                                                             sc.max), per_pod, mine, spec is not None))
         add_into(spec_total, scale(per_pod, desired))
-    requested, allocated = _pod_figures(pods)
+    shared_spec(shared, spec_total, spec_unknown)  # a shared claim once, not per pod
+    requested, allocated, unknown = pod_figures(pods)
     live = _live(pods)
     mins = [i.replicas.min for i in instances if i.replicas.min is not None]
     maxs = [i.replicas.max for i in instances if i.replicas.max is not None]
@@ -123,7 +129,8 @@ def _component_view(component: Component, ex: _Extracted, pods: list[PodView], e
         name=component.name, kind=kind.kind if kind else "", api_version=kind.api_version if kind else "",
         parent=component.owner_ref, logical=kind is None, has_pod_definition=component.has_pod_definition,
         replicas=replicas, instances=instances, requests=spec_total,
-        gpu=GpuFigures(dict(spec_total), requested, allocated), pods=pods, errors=errors)
+        gpu=GpuFigures(dict(spec_total), requested, allocated, {SPEC: spec_unknown, PODS: unknown}), pods=pods,
+        errors=errors, shared_claims=shared)
 
 
 def _aggregate(view: ComponentView) -> None:
@@ -135,9 +142,7 @@ def _aggregate(view: ComponentView) -> None:
         replicas.desired += child.replicas.desired
         replicas.current += child.replicas.current
         replicas.ready += child.replicas.ready
-        for mine, theirs in ((view.gpu.spec, child.gpu.spec), (view.gpu.pods, child.gpu.pods),
-                             (view.gpu.allocated, child.gpu.allocated)):
-            add_into(mine, theirs)
+        view.gpu.merge(child.gpu)
     view.replicas = replicas
 
 
@@ -148,7 +153,8 @@ def _is_empty(view: ComponentView) -> bool:
 
 def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]] = (),
             pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
-            policy: GpuPolicy = DEFAULT_GPU_POLICY) -> WorkloadView:
+            policy: GpuPolicy = DEFAULT_GPU_POLICY, claims: Sequence[Mapping[str, Any]] = (),
+            claim_templates: Sequence[Mapping[str, Any]] = ()) -> WorkloadView:
     """Resolve ``root`` into its view.
 
     Args:
@@ -159,11 +165,15 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
             chain reaches ``root`` are used.
         origin: where the definition came from (``catalog``, ``cluster``, ``file``, ...).
         policy: which resource names are GPUs.
+        claims: ResourceClaims (``resource.k8s.io/v1``) of the workload's namespace that
+            its pods may name (``server.resolution.dra.claim_inputs`` gathers them).
+        claim_templates: ResourceClaimTemplates of that namespace.
 
     Returns:
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
     """
     errors: list[ResolutionError] = []
+    _owner_cycle(root, objects, errors)
     doc = Document(root)
     status = _status(definition, doc, errors)
     component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
@@ -171,8 +181,11 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     pod_docs: dict[str, Document] = {}
     attributor = Attributor(definition, {n: e.ids for n, e in extracted.items()}, errors)
     rows: list[PodView] = []
+    meta = root.get("metadata", {})
+    dra = DraContext(ClaimSources.of(claims, claim_templates), str(meta.get("namespace") or ""), policy)
     for raw in workload_pods(root, objects, pods):
         row = pod_view(raw, errors)
+        dra.fill(row, raw)
         pod_docs[row.uid or row.name] = pod_docs.get(row.uid or row.name) or Document(raw)
         attributor.attribute(row, pod_docs[row.uid or row.name])
         row.component = row.component if row.unattributed_reason is None else None
@@ -182,7 +195,8 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     for component in definition.components:
         mine = [p for p in rows if p.component == component.name]
         views[component.name] = _component_view(component, extracted[component.name], mine,
-                                                component_errors[component.name], errors)
+                                                component_errors[component.name], errors, dra)
+    dra.report(errors)
     for component in reversed(definition.children):
         view = views[component.name]
         _aggregate(view)
@@ -194,13 +208,20 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     top += root_view.children
     pod_bearing = [v for v in views.values() if v.has_pod_definition]
     spec_total: Requests = {}
+    spec_unknown: set[str] = set()
+    shared: dict[tuple[str, str], Any] = {}
     for v in pod_bearing:
-        add_into(spec_total, v.requests)
-    requested, allocated = _pod_figures(rows)
+        own = {k: q for k, q in v.requests.items()}
+        for demand, _ in v.shared_claims.values():  # taken out, added once per workload below
+            add_into(own, {k: -q for k, q in demand.devices.items()})
+        add_into(spec_total, own)
+        spec_unknown |= v.gpu.unknown.get(SPEC, set())
+        shared.update(v.shared_claims)
+    shared_spec(shared, spec_total, spec_unknown)
+    requested, allocated, unknown = pod_figures(rows)
     live = _live(rows)
     replicas = Replicas(sum(v.replicas.desired for v in pod_bearing), len(live), sum(p.ready for p in live))
     subtree = SubtreeScale(definition, {n: dict(zip(e.ids, e.scales)) for n, e in extracted.items()})
-    meta = root.get("metadata", {})
     return WorkloadView(
         name=str(meta.get("name", "")), namespace=meta.get("namespace"), kind=str(root.get("kind", "")),
         api_version=str(root.get("apiVersion", "")), uid=str(meta.get("uid", "")),
@@ -208,8 +229,19 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         definition=definition.name, origin=origin, phase=primary_phase(status.phases), phases=status.phases,
         raw_phase=status.raw_phase, conditions=list(status.conditions.values()), components=top,
         unattributed=[p for p in rows if p.component is None], replicas=replicas, requests=spec_total,
-        gpu=GpuFigures(dict(spec_total), requested, allocated),
+        gpu=GpuFigures(dict(spec_total), requested, allocated, {SPEC: spec_unknown, PODS: unknown}),
         gangs=gang_groups(definition, subtree, rows, pod_docs), errors=errors, policy=policy)
+
+
+def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
+                 errors: list[ResolutionError]) -> None:
+    """Report an ownerReference cycle through ``root`` (its owners are among its descendants)."""
+    if controller_uid(root) is None:
+        return
+    by_uid = {uid_of(o): o for o in objects}
+    chain = owner_chain(root, by_uid.get)
+    if chain.cycle:
+        errors.append(ResolutionError(cycle_message(chain.cycle), field="metadata.ownerReferences"))
 
 
 def _fields(view: ComponentView) -> dict[str, Any]:

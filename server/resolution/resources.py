@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from server.resolution.quantity import QuantityError, parse_quantity
 
@@ -43,23 +43,58 @@ class GpuPolicy:
             ``millicores``, ``memory.max`` and ``tiles``, which are not devices).
         partial_prefixes: name prefixes of partial devices kept per profile but not added
             to the whole-GPU total (``nvidia.com/mig-``).
+        shared: time-sliced / MPS replicas of a GPU (the NVIDIA device plugin's
+            ``renameByDefault`` advertises ``nvidia.com/gpu.shared``; operators may rename
+            them, ``WMAP_SHARED_GPU_RESOURCES``): kept under their own name, never added to
+            the whole-GPU total (a replica is a time share of a device, not a device).
+        memory: GPU memory asked for by annotation (bytes, ``server.resolution.sharing``):
+            listed with the GPUs, never a device count.
+        dra_classes: DeviceClass names whose DRA devices are whole GPUs
+            (``WMAP_DRA_GPU_CLASSES``), counted under ``dra/<class>`` in the whole-GPU total.
+        dra_partial_classes: DeviceClass names of GPU partitions (the NVIDIA DRA driver's
+            ``mig.nvidia.com``): ``dra/<class>`` kept apart as MIG profiles are.
     """
 
     whole: frozenset[str] = frozenset({"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"})
     whole_prefixes: tuple[str, ...] = ()
     partial_prefixes: tuple[str, ...] = ("nvidia.com/mig-",)
+    shared: frozenset[str] = frozenset({"nvidia.com/gpu.shared"})
+    memory: frozenset[str] = frozenset({"gpu-memory"})
+    dra_classes: frozenset[str] = frozenset({"gpu.nvidia.com", "gpu.amd.com", "gpu.intel.com"})
+    dra_partial_classes: frozenset[str] = frozenset({"mig.nvidia.com"})
 
     def is_gpu(self, name: str) -> bool:
-        """True for any GPU-class resource (whole or partial)."""
-        return self.is_whole(name) or name.startswith(self.partial_prefixes)
+        """True for any GPU-class resource (whole, partial, shared, GPU memory, DRA GPU)."""
+        return (self.is_whole(name) or name.startswith(self.partial_prefixes) or name in self.shared
+                or name in self.memory or (name.startswith("dra/") and name[4:] in self.dra_partial_classes))
 
     def is_whole(self, name: str) -> bool:
         """True when ``name`` counts toward the whole-GPU total."""
-        return name in self.whole or name.startswith(self.whole_prefixes)
+        return (name in self.whole or name.startswith(self.whole_prefixes)
+                or (name.startswith("dra/") and name[4:] in self.dra_classes))
+
+    def is_dra_gpu_class(self, device_class: str) -> bool:
+        """True when DRA devices of ``device_class`` are GPUs (whole or partitions)."""
+        return device_class in self.dra_classes or device_class in self.dra_partial_classes
 
     def total(self, requests: Mapping[str, Decimal]) -> Decimal:
         """Whole GPUs in ``requests``."""
         return sum((v for k, v in requests.items() if self.is_whole(k)), Decimal(0))
+
+
+def gpu_policy(whole: Iterable[str] = (), shared: Iterable[str] = (),
+               dra_classes: Iterable[str] | None = None) -> "GpuPolicy":
+    """The default policy extended by configuration.
+
+    Args:
+        whole: extra resource names counted as whole GPUs (``WMAP_GPU_RESOURCES``).
+        shared: extra time-sliced/MPS resource names (``WMAP_SHARED_GPU_RESOURCES``).
+        dra_classes: DeviceClass names counted as DRA GPUs (``WMAP_DRA_GPU_CLASSES``);
+            None keeps the defaults, a list replaces them.
+    """
+    base = DEFAULT_GPU_POLICY
+    return GpuPolicy(whole=base.whole | frozenset(whole), shared=base.shared | frozenset(shared),
+                     dra_classes=base.dra_classes if dra_classes is None else frozenset(dra_classes))
 
 
 DEFAULT_GPU_POLICY = GpuPolicy()

@@ -49,18 +49,41 @@ class GpuFigures:
     spec: Requests = field(default_factory=dict)
     pods: Requests = field(default_factory=dict)
     allocated: Requests = field(default_factory=dict)
+    #: figure (``requestedBySpec``/``requestedByPods``) -> resource names whose count is
+    #: unknown (a DRA ``allocationMode: All`` request before allocation).
+    unknown: dict[str, set[str]] = field(default_factory=dict)
+
+    def merge(self, other: "GpuFigures") -> None:
+        """Add ``other``'s three figures and unknown marks into these, in place."""
+        for mine, theirs in ((self.spec, other.spec), (self.pods, other.pods), (self.allocated, other.allocated)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, Decimal(0)) + v
+        for figure, names in other.unknown.items():
+            self.unknown.setdefault(figure, set()).update(names)
 
     def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
-        """JSON shape ``{requestedBySpec, requestedByPods, allocated, byResource}``."""
-        names = sorted({n for part in (self.spec, self.pods, self.allocated) for n in part if policy.is_gpu(n)})
-        return {
+        """JSON shape ``{requestedBySpec, requestedByPods, allocated, byResource, unknown?}``.
+
+        A figure of a resource whose count is unknown is ``null`` in ``byResource``; the
+        totals then hold the known part and ``unknown`` lists the figures concerned.
+        """
+        unknown = {f: n for f, n in self.unknown.items() if n}
+        names = sorted({n for part in (self.spec, self.pods, self.allocated) for n in part if policy.is_gpu(n)}
+                       | {n for names in unknown.values() for n in names})
+
+        def value(figure: str, part: Requests, name: str) -> int | float | None:
+            return None if name in unknown.get(figure, ()) else _number(part.get(name, Decimal(0)))
+        out: dict[str, Any] = {
             "requestedBySpec": _number(policy.total(self.spec)),
             "requestedByPods": _number(policy.total(self.pods)),
             "allocated": _number(policy.total(self.allocated)),
-            "byResource": {n: {"requestedBySpec": _number(self.spec.get(n, Decimal(0))),
-                               "requestedByPods": _number(self.pods.get(n, Decimal(0))),
-                               "allocated": _number(self.allocated.get(n, Decimal(0)))} for n in names},
+            "byResource": {n: {"requestedBySpec": value("requestedBySpec", self.spec, n),
+                               "requestedByPods": value("requestedByPods", self.pods, n),
+                               "allocated": value("allocated", self.allocated, n)} for n in names},
         }
+        if unknown:
+            out["unknown"] = sorted(unknown)
+        return out
 
 
 @dataclass(slots=True)
@@ -80,7 +103,12 @@ class ResolutionError:
 
 @dataclass(slots=True)
 class PodView:
-    """One live pod as the view shows it."""
+    """One live pod as the view shows it.
+
+    ``terminated``: phase Succeeded or Failed, holds nothing. ``terminating``: deleted
+    (``deletionTimestamp`` set) but not terminated: not a current replica, still holds its
+    requests (counted in requested-by-pods and allocated).
+    """
 
     name: str
     namespace: str
@@ -91,10 +119,22 @@ class PodView:
     reason: str | None
     requests: Requests
     terminated: bool
+    terminating: bool = False
     component: str | None = None
     instance: str | None = None
     replica_key: str | None = None
     unattributed_reason: str | None = None
+    #: What the pod holds once bound when it differs from ``requests`` (DRA claims not
+    #: allocated yet hold nothing); None = ``requests``.
+    allocatable: Requests | None = None
+    #: ``dra/<class>`` keys whose device count is unknown (``allocationMode: All`` unallocated).
+    unknown: frozenset[str] = frozenset()
+    #: Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None).
+    shared_claims: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    def held(self) -> Requests:
+        """What the pod holds when bound to a node (allocated figure)."""
+        return self.requests if self.allocatable is None else self.allocatable
 
     def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
         """JSON shape of a pod row."""
@@ -103,6 +143,8 @@ class PodView:
                                                                                                   policy)}
         if self.reason is not None:
             out["reason"] = self.reason
+        if self.terminating:
+            out["terminating"] = True
         if self.component is not None:
             out["component"] = self.component
         if self.instance is not None:
@@ -172,6 +214,9 @@ class ComponentView:
     pods: list[PodView] = field(default_factory=list)
     children: list["ComponentView"] = field(default_factory=list)
     errors: list[ResolutionError] = field(default_factory=list)
+    #: Shared ResourceClaims the pod templates name: (namespace, name) -> (demand, None);
+    #: added once to ``requests`` here and once per workload.
+    shared_claims: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @property
     def nodes(self) -> list[str]:
@@ -232,7 +277,8 @@ class RoleView:
                 continue
             for k, v in pod.requests.items():
                 pods[k] = pods.get(k, Decimal(0)) + v
-                if pod.node:
+            if pod.node:
+                for k, v in pod.held().items():
                     allocated[k] = allocated.get(k, Decimal(0)) + v
         return GpuFigures(spec, pods, allocated)
 

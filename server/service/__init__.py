@@ -30,6 +30,7 @@ from server.errors import WorkloadNotFound
 from server.gvk import GVK
 from server.kube.reader import Reader
 from server.owners import MAX_OWNER_DEPTH, controller_uid
+from server.resolution.dra import claim_inputs
 from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from server.resolution.resolver import failed_view
 from server.service.feed import ChangeFeed, Subscriber, ViewChange
@@ -120,7 +121,11 @@ class WorkloadService:
         related = self.reader.descendants(uid) if uid else []
         pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
-        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy}
+        dra = claim_inputs(self.reader, obj.get("metadata", {}).get("namespace"))
+        if dra["claims"]:
+            named = _claim_names(pods)
+            dra["claims"] = [c for c in dra["claims"] if c.get("metadata", {}).get("name") in named]
+        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy, **dra}
 
     # top-level set
 
@@ -295,3 +300,18 @@ class WorkloadService:
         for view in views:
             subset.apply(view, 1)
         return subset.summary(group_by)
+
+
+def _claim_names(pods: list[Mapping[str, Any]]) -> set[str]:
+    """Names of the ResourceClaims ``pods`` use: shared ones named in ``spec.resourceClaims``
+    and per-pod ones generated from templates (``status.resourceClaimStatuses``), so only
+    those cross the process boundary (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/)."""
+    names: set[str] = set()
+    for pod in pods:
+        for ref in (pod.get("spec") or {}).get("resourceClaims") or ():
+            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
+                names.add(str(ref["resourceClaimName"]))
+        for ref in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
+                names.add(str(ref["resourceClaimName"]))
+    return names

@@ -27,6 +27,7 @@ from server.errors import Problem
 from server.gvk import GVK, KARTA_GVK, POD_GVK
 from server.jq.trial import TRIAL_TIMEOUT_S
 from server.kube.reader import Reader
+from server.resolution.dra import DRA_KINDS
 from server.service.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
@@ -96,9 +97,10 @@ class DefinitionIntake:
         return entry
 
     def watch_kinds(self, kinds: Iterable[GVK]) -> None:
-        """Ask the cache to watch ``kinds`` and pods (no-op without a ``watch`` callback)."""
+        """Ask the cache to watch ``kinds``, pods and the DRA claim kinds pods name (no-op
+        without a ``watch`` callback)."""
         if self._watch is not None:
-            for gvk in (*kinds, POD_GVK):
+            for gvk in (*kinds, POD_GVK, *DRA_KINDS):
                 self._watch(gvk)
 
     def _skip(self, origin: str, key: str, problems: Iterable[Problem], source: str) -> None:

@@ -50,8 +50,9 @@ JOB = [
     Case("degraded", "Degraded", ("Degraded",), {"job": (3, 3, 2)}, {"job": [""]}, (3, 3, 2), (3, 3, 3)),
     Case("completed", "Completed", ("Completed",), {"job": (2, 0, 0)}, {"job": [""]}, (2, 0, 0), (2, 0, 0)),
     Case("failed", "Failed", ("Failed",), {"job": (1, 0, 0)}, {"job": [""]}, (1, 0, 0), (1, 0, 0)),
-    # suspended Job wants 0 pods (the Job controller deletes active pods).
-    Case("suspended", "Suspended", ("Suspended",), {"job": (0, 0, 0)}, {"job": [""]}, (0, 0, 0), (0, 0, 0)),
+    # suspended (queued) Job keeps its demand: min(parallelism 2, completions 2) = 2 pods x 1 GPU
+    # = 2 by spec; the controller deleted the active pods, so 0 current, 0 by pods, 0 allocated.
+    Case("suspended", "Suspended", ("Suspended",), {"job": (2, 0, 0)}, {"job": [""]}, (2, 0, 0), (2, 0, 0)),
 ]
 
 CRONJOB = [

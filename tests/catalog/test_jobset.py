@@ -36,9 +36,10 @@ CASES = [
     # Failed=True; the leader pod Failed (terminated), the worker Jobs were deleted.
     Case("failed", "Failed", ("Failed",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0), (12, 0, 0)),
     # spec.suspend true + Suspended=True -> Suspended; the controller keeps no pods of a suspended
-    # JobSet (its Jobs are suspended), so nothing is desired: 0 pods, 0 GPUs by spec.
-    Case("suspended", "Suspended", ("Suspended",), {"leader": (0, 0, 0), "worker": (0, 0, 0)}, RJ, (0, 0, 0),
-         (0, 0, 0)),
+    # JobSet (its Jobs are suspended), but queued work keeps its demand: (1 + 2) x 1 = 3 pods
+    # desired, 3 x 4 = 12 GPUs by spec; no pods, so 0 by pods and 0 allocated.
+    Case("suspended", "Suspended", ("Suspended",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0),
+         (12, 0, 0)),
 ]
 
 

@@ -29,9 +29,10 @@ CASES = [
     # transitionStatus BlockedByFailedLoad -> Failed; the crashing pod is live on a node.
     Case("failed", "Failed", ("Failed",),
          {"predictor": (1, 1, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 0), (1, 1, 1)),
-    # stop annotation "true" + Stopped=True -> Suspended; the stop makes every component want 0.
+    # stop annotation "true" + Stopped=True -> Suspended; a stopped service keeps its demand:
+    # predictor minReplicas 2 x 1 GPU = 2 by spec; its pods are deleted: 0 by pods, 0 allocated.
     Case("stopped", "Suspended", ("Suspended",),
-         {"predictor": (0, 0, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (0, 0, 0), (0, 0, 0)),
+         {"predictor": (2, 0, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (2, 0, 0), (2, 0, 0)),
 ]
 
 

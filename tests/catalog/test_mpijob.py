@@ -31,9 +31,11 @@ CASES = [
     # Failed (evicted worker): worker-1 Failed, launcher and worker-0 still run -> 8 GPUs live.
     Case("failed", "Failed", ("Failed",), {"launcher": (1, 1, 1), "worker": (2, 1, 1)}, ONE, (3, 2, 2),
          (16, 8, 8)),
-    # Suspended (runPolicy.suspend): launcher Job suspended, workers deleted: nothing desired.
-    Case("suspended", "Suspended", ("Suspended",), {"launcher": (0, 0, 0), "worker": (0, 0, 0)}, ONE, (0, 0, 0),
-         (0, 0, 0)),
+    # Suspended (runPolicy.suspend): launcher Job suspended, workers deleted, demand kept:
+    # launcher 1 + worker 2 = 3 pods desired; GPUs by spec 2 workers x 8 = 16 (the launcher
+    # asks none); no pods: 0 by pods, 0 allocated.
+    Case("suspended", "Suspended", ("Suspended",), {"launcher": (1, 0, 0), "worker": (2, 0, 0)}, ONE, (3, 0, 0),
+         (16, 0, 0)),
 ]
 
 

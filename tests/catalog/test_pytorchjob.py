@@ -34,9 +34,10 @@ CASES = [
          (8, 0, 0)),
     # Failed=True: all pods Failed.
     Case("failed", "Failed", ("Failed",), {"master": (1, 0, 0), "worker": (3, 0, 0)}, ONE, (4, 0, 0), (8, 0, 0)),
-    # runPolicy.suspend true + Suspended=True: the operator deletes the pods; nothing desired.
-    Case("suspended", "Suspended", ("Suspended",), {"master": (0, 0, 0), "worker": (0, 0, 0)}, ONE, (0, 0, 0),
-         (0, 0, 0)),
+    # runPolicy.suspend true + Suspended=True: the operator deletes the pods; demand kept:
+    # master 1 + worker 3 = 4 pods x 2 GPUs = 8 by spec; 0 by pods, 0 allocated.
+    Case("suspended", "Suspended", ("Suspended",), {"master": (1, 0, 0), "worker": (3, 0, 0)}, ONE, (4, 0, 0),
+         (8, 0, 0)),
 ]
 
 

@@ -28,13 +28,14 @@ RAYCLUSTER = [
     # state still "ready" but HeadPodReady=False -> Degraded. 1 + 2 pods, 2 x 2 GPUs.
     Case("degraded", "Degraded", ("Degraded",), {"head": (1, 1, 0), "gpu-group": (2, 2, 2)},
          {"head": [""], "worker": ["gpu-group"]}, (3, 3, 2), (4, 4, 4)),
-    # spec.suspend true, state not yet "suspended" -> Suspending; desired 0 everywhere while the
-    # 3 old pods (2 x 4 GPUs) still run.
-    Case("suspending", "Suspending", ("Suspending",), {"head": (0, 1, 1), "gpu-group": (0, 2, 2)},
-         {"head": [""], "worker": ["gpu-group"]}, (0, 3, 3), (0, 8, 8)),
-    # spec.suspend true and state "suspended" -> Suspended, nothing wanted, nothing running.
-    Case("suspended", "Suspended", ("Suspended",), {"head": (0, 0, 0), "gpu-group": (0, 0, 0)},
-         {"head": [""], "worker": ["gpu-group"]}, (0, 0, 0), (0, 0, 0)),
+    # spec.suspend true, state not yet "suspended" -> Suspending; the demand is kept (head 1 +
+    # gpu-group 2 = 3 pods, 2 workers x 4 GPUs = 8 by spec) and the 3 old pods still run (8, 8).
+    Case("suspending", "Suspending", ("Suspending",), {"head": (1, 1, 1), "gpu-group": (2, 2, 2)},
+         {"head": [""], "worker": ["gpu-group"]}, (3, 3, 3), (8, 8, 8)),
+    # spec.suspend true and state "suspended" -> Suspended: the same 3 pods / 8 GPUs asked for
+    # once resumed, nothing running.
+    Case("suspended", "Suspended", ("Suspended",), {"head": (1, 0, 0), "gpu-group": (2, 0, 0)},
+         {"head": [""], "worker": ["gpu-group"]}, (3, 0, 0), (8, 0, 0)),
 ]
 
 RAYJOB_INSTANCES = {"head": [""], "worker": ["small-group"], "submitter": [""]}
@@ -56,10 +57,11 @@ RAYJOB = [
     Case("failed", "Failed", ("Failed",),
          {"head": (1, 1, 1), "small-group": (2, 2, 2), "submitter": (1, 0, 0)}, RAYJOB_INSTANCES, (4, 3, 3),
          (2, 2, 2)),
-    # spec.suspend true + jobDeploymentStatus Suspended: every role wants 0.
+    # spec.suspend true + jobDeploymentStatus Suspended: the demand is kept, head 1 + small-group 2
+    # + submitter 1 = 4 pods, 2 workers x 1 GPU = 2 by spec; nothing running.
     Case("suspended", "Suspended", ("Suspended",),
-         {"head": (0, 0, 0), "small-group": (0, 0, 0), "submitter": (0, 0, 0)}, RAYJOB_INSTANCES, (0, 0, 0),
-         (0, 0, 0)),
+         {"head": (1, 0, 0), "small-group": (2, 0, 0), "submitter": (1, 0, 0)}, RAYJOB_INSTANCES, (4, 0, 0),
+         (2, 0, 0)),
 ]
 
 SVC_INSTANCES = {"head": [""], "worker": ["gpu-group"]}
@@ -76,9 +78,9 @@ RAYSERVICE = [
     # Ready=False/ZeroServeEndpoints -> Degraded.
     Case("degraded", "Degraded", ("Degraded",), {"head": (1, 1, 1), "gpu-group": (2, 2, 0)}, SVC_INSTANCES,
          (3, 3, 1), (2, 2, 2)),
-    # spec.suspend true + Suspended=True: 0 wanted.
-    Case("suspended", "Suspended", ("Suspended",), {"head": (0, 0, 0), "gpu-group": (0, 0, 0)}, SVC_INSTANCES,
-         (0, 0, 0), (0, 0, 0)),
+    # spec.suspend true + Suspended=True: demand kept, head 1 + gpu-group 2 = 3 pods, 2 x 1 GPU = 2.
+    Case("suspended", "Suspended", ("Suspended",), {"head": (1, 0, 0), "gpu-group": (2, 0, 0)}, SVC_INSTANCES,
+         (3, 0, 0), (2, 0, 0)),
 ]
 
 

@@ -94,7 +94,6 @@ DIFFERENCES = [
     Diff("ray-io-raycluster-v1", "running", "desired", {"head": 1, "gpu-multihost": 2, "gpu-small": 2},
          {"head": 1, "gpu-multihost": 1, "gpu-small": 3}, "replicas x numOfHosts, clamped to maxReplicas"),
     Diff("ray-io-raycluster-v1", "running", "gpu", (18, 18, 18), (11, 18, 18), "same"),
-    Diff("ray-io-raycluster-v1", "suspended", "pods", (0, 0, 0), (3, 0, 0), "suspend deletes every Ray pod"),
     Diff("ray-io-raycluster-v1", "initializing", "phases", ["Initializing"], ["Undefined"],
          "a cluster without state yet is starting; upstream maps no Initializing"),
     Diff("ray-io-raycluster-v1", "degraded", "phases", ["Degraded"], ["Running"],
@@ -104,7 +103,8 @@ DIFFERENCES = [
     Diff("ray-io-raycluster-v1", "running", "gang", [("raycluster", 5)], [("cluster-ray-train", 1)],
          "head + workers start together; upstream's alpha gang takes the head's subtree (1)"),
     Diff("ray-io-rayjob-v1", "running", "unattributed", 0, 1, "the submitter Job's pod is a role of ours"),
-    Diff("ray-io-rayjob-v1", "suspended", "pods", (0, 0, 0), (3, 0, 0), "a suspended RayJob has no cluster"),
+    # suspended work keeps its demand (as upstream); ours adds the submitter Job's pod: 1 + 2 + 1
+    Diff("ray-io-rayjob-v1", "suspended", "pods", (4, 0, 0), (3, 0, 0), "the submitter Job is a role of ours"),
     Diff("ray-io-rayservice-v1", "suspended", "phases", ["Suspended"], ["Undefined"],
          "KubeRay v1.7 RayService suspension (Suspended condition)"),
     # LeaderWorkerSet
@@ -157,7 +157,6 @@ DIFFERENCES = [
     Diff("apps-deployment-v1", "degraded", "phases", ["Degraded"], ["Running", "Initializing"],
          "exclusive ladder"),
     Diff("batch-job-v1", "completed", "phases", ["Completed"], ["Completed", "Degraded"], "exclusive ladder"),
-    Diff("batch-job-v1", "suspended", "desired", {"job": 0}, {"job": 2}, "a suspended Job has no active pods"),
     Diff("batch-cronjob-v1", "suspended", "gpu", (0, 0, 0), (4, 0, 0), "an idle CronJob wants no pods"),
     Diff("batch-cronjob-v1", "degraded", "phases", ["Degraded"], ["Running"], "the last run did not succeed"),
 ]

@@ -71,7 +71,10 @@ def test_root_of_survives_cycles() -> None:
     a["metadata"]["ownerReferences"] = [{"uid": "b", "controller": True}]
     graph.apply(JOB, "ADDED", a)
     graph.apply(JOB, "ADDED", b)
-    assert graph.root_of(a)["metadata"]["uid"] == "b"
+    # a <-> b: the cycle is cut at its representative, the smallest uid "a": a is the top
+    # (no root above it), b's root is a; each is walked once
+    assert graph.root_of(a) is None
+    assert graph.root_of(b)["metadata"]["uid"] == "a"
     assert uids(graph.descendants("a")) == ["b"]
 
 
