@@ -35,6 +35,11 @@ EXPECTED = {
     "batch-job-v1": GVK("batch", "v1", "Job"),
     "batch-cronjob-v1": GVK("batch", "v1", "CronJob"),
     "core-pod-v1": GVK("", "v1", "Pod"),
+    # issue 14: the types teams run beside the upstream ones
+    "kubeflow-org-tfjob-v1": GVK("kubeflow.org", "v1", "TFJob"),
+    "kubeflow-org-xgboostjob-v1": GVK("kubeflow.org", "v1", "XGBoostJob"),
+    "kubeflow-org-paddlejob-v1": GVK("kubeflow.org", "v1", "PaddleJob"),
+    "kubeflow-org-jaxjob-v1": GVK("kubeflow.org", "v1", "JAXJob"),
 }
 
 #: Short names users type, as the issue lists them (each must resolve to its type).
@@ -53,6 +58,8 @@ ALIASES = {
     "dynamographdeployment": "nvidia-com-dynamographdeployment-v1alpha1", "deployment": "apps-deployment-v1",
     "statefulset": "apps-statefulset-v1", "replicaset": "apps-replicaset-v1", "job": "batch-job-v1",
     "cronjob": "batch-cronjob-v1", "pod": "core-pod-v1",
+    "tfjob": "kubeflow-org-tfjob-v1", "xgboostjob": "kubeflow-org-xgboostjob-v1",
+    "paddlejob": "kubeflow-org-paddlejob-v1", "jaxjob": "kubeflow-org-jaxjob-v1",
 }
 
 FILES = sorted(CATALOG_DIR.glob("*.yaml"))
@@ -91,7 +98,7 @@ def test_file_header_and_annotations(path) -> None:  # type: ignore[no-untyped-d
 def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
     catalog = load_catalog(CATALOG_DIR)
     entries = list(catalog)
-    assert len(entries) == len(EXPECTED) == 20
+    assert len(entries) == len(EXPECTED) == 24
     assert {e.definition.name: e.gvk for e in entries} == EXPECTED
     assert len({e.gvk for e in entries}) == len(entries)
     aliases = [a for e in entries for a in e.aliases]
@@ -104,7 +111,7 @@ def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
 def test_wmap_catalog_lists_all_types(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--catalog-dir", str(CATALOG_DIR), "catalog", "-o", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["count"] == 20
+    assert out["count"] == len(EXPECTED) == 24
     rows = {r["name"]: r for r in out["items"]}
     assert set(rows) == set(EXPECTED)
     for name, gvk in EXPECTED.items():

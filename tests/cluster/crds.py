@@ -59,6 +59,11 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("grove.io", "v1alpha1", "PodClique", "podcliques"),
     CrdSpec("grove.io", "v1alpha1", "PodCliqueScalingGroup", "podcliquescalinggroups"),
     CrdSpec("nvidia.com", "v1alpha1", "DynamoGraphDeployment", "dynamographdeployments"),
+    # issue 14 (catalog): the types teams run beside the upstream ones
+    CrdSpec("kubeflow.org", "v1", "TFJob", "tfjobs"),
+    CrdSpec("kubeflow.org", "v1", "XGBoostJob", "xgboostjobs"),
+    CrdSpec("kubeflow.org", "v1", "PaddleJob", "paddlejobs"),
+    CrdSpec("kubeflow.org", "v1", "JAXJob", "jaxjobs"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 
