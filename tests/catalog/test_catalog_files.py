@@ -40,6 +40,8 @@ EXPECTED = {
     "kubeflow-org-xgboostjob-v1": GVK("kubeflow.org", "v1", "XGBoostJob"),
     "kubeflow-org-paddlejob-v1": GVK("kubeflow.org", "v1", "PaddleJob"),
     "kubeflow-org-jaxjob-v1": GVK("kubeflow.org", "v1", "JAXJob"),
+    "batch-volcano-sh-job-v1alpha1": GVK("batch.volcano.sh", "v1alpha1", "Job"),
+    "trainer-kubeflow-org-trainjob-v1alpha1": GVK("trainer.kubeflow.org", "v1alpha1", "TrainJob"),
 }
 
 #: Short names users type, as the issue lists them (each must resolve to its type).
@@ -60,6 +62,8 @@ ALIASES = {
     "cronjob": "batch-cronjob-v1", "pod": "core-pod-v1",
     "tfjob": "kubeflow-org-tfjob-v1", "xgboostjob": "kubeflow-org-xgboostjob-v1",
     "paddlejob": "kubeflow-org-paddlejob-v1", "jaxjob": "kubeflow-org-jaxjob-v1",
+    "vcjob": "batch-volcano-sh-job-v1alpha1", "volcanojob": "batch-volcano-sh-job-v1alpha1",
+    "trainjob": "trainer-kubeflow-org-trainjob-v1alpha1",
 }
 
 FILES = sorted(CATALOG_DIR.glob("*.yaml"))
@@ -98,7 +102,7 @@ def test_file_header_and_annotations(path) -> None:  # type: ignore[no-untyped-d
 def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
     catalog = load_catalog(CATALOG_DIR)
     entries = list(catalog)
-    assert len(entries) == len(EXPECTED) == 24
+    assert len(entries) == len(EXPECTED) == 26
     assert {e.definition.name: e.gvk for e in entries} == EXPECTED
     assert len({e.gvk for e in entries}) == len(entries)
     aliases = [a for e in entries for a in e.aliases]
@@ -111,7 +115,7 @@ def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
 def test_wmap_catalog_lists_all_types(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--catalog-dir", str(CATALOG_DIR), "catalog", "-o", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["count"] == len(EXPECTED) == 24
+    assert out["count"] == len(EXPECTED) == 26
     rows = {r["name"]: r for r in out["items"]}
     assert set(rows) == set(EXPECTED)
     for name, gvk in EXPECTED.items():

@@ -64,6 +64,8 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("kubeflow.org", "v1", "XGBoostJob", "xgboostjobs"),
     CrdSpec("kubeflow.org", "v1", "PaddleJob", "paddlejobs"),
     CrdSpec("kubeflow.org", "v1", "JAXJob", "jaxjobs"),
+    CrdSpec("batch.volcano.sh", "v1alpha1", "Job", "jobs"),
+    CrdSpec("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 
