@@ -66,6 +66,7 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("kubeflow.org", "v1", "JAXJob", "jaxjobs"),
     CrdSpec("batch.volcano.sh", "v1alpha1", "Job", "jobs"),
     CrdSpec("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
+    CrdSpec("serving.kserve.io", "v1alpha2", "LLMInferenceService", "llminferenceservices"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 
