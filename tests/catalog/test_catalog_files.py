@@ -46,6 +46,8 @@ EXPECTED = {
     "nvidia-com-dynamographdeployment-v1beta1": GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment"),
     "serving-kserve-io-llminferenceservice-v1alpha2": GVK("serving.kserve.io", "v1alpha2", "LLMInferenceService"),
     "serving-kserve-io-llminferenceservice-v1alpha1": GVK("serving.kserve.io", "v1alpha1", "LLMInferenceService"),
+    "agents-x-k8s-io-sandbox-v1beta1": GVK("agents.x-k8s.io", "v1beta1", "Sandbox"),
+    "agents-x-k8s-io-sandbox-v1alpha1": GVK("agents.x-k8s.io", "v1alpha1", "Sandbox"),
 }
 
 #: Short names users type, as the issue lists them (each must resolve to its type).
@@ -71,6 +73,7 @@ ALIASES = {
     "llmisvc": "serving-kserve-io-llminferenceservice-v1alpha2",
     "llminferenceservice": "serving-kserve-io-llminferenceservice-v1alpha2",
     "dynamo-v1beta1": "nvidia-com-dynamographdeployment-v1beta1",
+    "sandbox": "agents-x-k8s-io-sandbox-v1beta1",
 }
 
 FILES = sorted(CATALOG_DIR.glob("*.yaml"))
@@ -109,7 +112,7 @@ def test_file_header_and_annotations(path) -> None:  # type: ignore[no-untyped-d
 def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
     catalog = load_catalog(CATALOG_DIR)
     entries = list(catalog)
-    assert len(entries) == len(EXPECTED) == 29
+    assert len(entries) == len(EXPECTED) == 31
     assert {e.definition.name: e.gvk for e in entries} == EXPECTED
     assert len({e.gvk for e in entries}) == len(entries)
     aliases = [a for e in entries for a in e.aliases]
@@ -122,7 +125,7 @@ def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
 def test_wmap_catalog_lists_all_types(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--catalog-dir", str(CATALOG_DIR), "catalog", "-o", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["count"] == len(EXPECTED) == 29
+    assert out["count"] == len(EXPECTED) == 31
     rows = {r["name"]: r for r in out["items"]}
     assert set(rows) == set(EXPECTED)
     for name, gvk in EXPECTED.items():

@@ -67,6 +67,7 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("batch.volcano.sh", "v1alpha1", "Job", "jobs"),
     CrdSpec("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
     CrdSpec("serving.kserve.io", "v1alpha2", "LLMInferenceService", "llminferenceservices"),
+    CrdSpec("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 
