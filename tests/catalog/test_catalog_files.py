@@ -42,6 +42,9 @@ EXPECTED = {
     "kubeflow-org-jaxjob-v1": GVK("kubeflow.org", "v1", "JAXJob"),
     "batch-volcano-sh-job-v1alpha1": GVK("batch.volcano.sh", "v1alpha1", "Job"),
     "trainer-kubeflow-org-trainjob-v1alpha1": GVK("trainer.kubeflow.org", "v1alpha1", "TrainJob"),
+    "sparkoperator-k8s-io-sparkapplication-v1beta2": GVK("sparkoperator.k8s.io", "v1beta2", "SparkApplication"),
+    "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2": GVK("sparkoperator.k8s.io", "v1beta2",
+                                                                   "ScheduledSparkApplication"),
     # issue 14: the upstream types we lacked
     "nvidia-com-dynamographdeployment-v1beta1": GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment"),
     "serving-kserve-io-llminferenceservice-v1alpha2": GVK("serving.kserve.io", "v1alpha2", "LLMInferenceService"),
@@ -74,6 +77,9 @@ ALIASES = {
     "llminferenceservice": "serving-kserve-io-llminferenceservice-v1alpha2",
     "dynamo-v1beta1": "nvidia-com-dynamographdeployment-v1beta1",
     "sandbox": "agents-x-k8s-io-sandbox-v1beta1",
+    "spark": "sparkoperator-k8s-io-sparkapplication-v1beta2",
+    "sparkapp": "sparkoperator-k8s-io-sparkapplication-v1beta2",
+    "scheduledsparkapp": "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2",
 }
 
 FILES = sorted(CATALOG_DIR.glob("*.yaml"))
@@ -112,7 +118,7 @@ def test_file_header_and_annotations(path) -> None:  # type: ignore[no-untyped-d
 def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
     catalog = load_catalog(CATALOG_DIR)
     entries = list(catalog)
-    assert len(entries) == len(EXPECTED) == 31
+    assert len(entries) == len(EXPECTED) == 33
     assert {e.definition.name: e.gvk for e in entries} == EXPECTED
     assert len({e.gvk for e in entries}) == len(entries)
     aliases = [a for e in entries for a in e.aliases]
@@ -125,7 +131,7 @@ def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
 def test_wmap_catalog_lists_all_types(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--catalog-dir", str(CATALOG_DIR), "catalog", "-o", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["count"] == len(EXPECTED) == 31
+    assert out["count"] == len(EXPECTED) == 33
     rows = {r["name"]: r for r in out["items"]}
     assert set(rows) == set(EXPECTED)
     for name, gvk in EXPECTED.items():

@@ -68,6 +68,8 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
     CrdSpec("serving.kserve.io", "v1alpha2", "LLMInferenceService", "llminferenceservices"),
     CrdSpec("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
+    CrdSpec("sparkoperator.k8s.io", "v1beta2", "SparkApplication", "sparkapplications"),
+    CrdSpec("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication", "scheduledsparkapplications"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 
