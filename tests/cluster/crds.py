@@ -70,6 +70,7 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
     CrdSpec("sparkoperator.k8s.io", "v1beta2", "SparkApplication", "sparkapplications"),
     CrdSpec("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication", "scheduledsparkapplications"),
+    CrdSpec("argoproj.io", "v1alpha1", "Workflow", "workflows"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 
