@@ -35,6 +35,23 @@ EXPECTED = {
     "batch-job-v1": GVK("batch", "v1", "Job"),
     "batch-cronjob-v1": GVK("batch", "v1", "CronJob"),
     "core-pod-v1": GVK("", "v1", "Pod"),
+    # issue 14: the types teams run beside the upstream ones
+    "kubeflow-org-tfjob-v1": GVK("kubeflow.org", "v1", "TFJob"),
+    "kubeflow-org-xgboostjob-v1": GVK("kubeflow.org", "v1", "XGBoostJob"),
+    "kubeflow-org-paddlejob-v1": GVK("kubeflow.org", "v1", "PaddleJob"),
+    "kubeflow-org-jaxjob-v1": GVK("kubeflow.org", "v1", "JAXJob"),
+    "batch-volcano-sh-job-v1alpha1": GVK("batch.volcano.sh", "v1alpha1", "Job"),
+    "trainer-kubeflow-org-trainjob-v1alpha1": GVK("trainer.kubeflow.org", "v1alpha1", "TrainJob"),
+    "sparkoperator-k8s-io-sparkapplication-v1beta2": GVK("sparkoperator.k8s.io", "v1beta2", "SparkApplication"),
+    "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2": GVK("sparkoperator.k8s.io", "v1beta2",
+                                                                   "ScheduledSparkApplication"),
+    "argoproj-io-workflow-v1alpha1": GVK("argoproj.io", "v1alpha1", "Workflow"),
+    # issue 14: the upstream types we lacked
+    "nvidia-com-dynamographdeployment-v1beta1": GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment"),
+    "serving-kserve-io-llminferenceservice-v1alpha2": GVK("serving.kserve.io", "v1alpha2", "LLMInferenceService"),
+    "serving-kserve-io-llminferenceservice-v1alpha1": GVK("serving.kserve.io", "v1alpha1", "LLMInferenceService"),
+    "agents-x-k8s-io-sandbox-v1beta1": GVK("agents.x-k8s.io", "v1beta1", "Sandbox"),
+    "agents-x-k8s-io-sandbox-v1alpha1": GVK("agents.x-k8s.io", "v1alpha1", "Sandbox"),
 }
 
 #: Short names users type, as the issue lists them (each must resolve to its type).
@@ -53,6 +70,18 @@ ALIASES = {
     "dynamographdeployment": "nvidia-com-dynamographdeployment-v1alpha1", "deployment": "apps-deployment-v1",
     "statefulset": "apps-statefulset-v1", "replicaset": "apps-replicaset-v1", "job": "batch-job-v1",
     "cronjob": "batch-cronjob-v1", "pod": "core-pod-v1",
+    "tfjob": "kubeflow-org-tfjob-v1", "xgboostjob": "kubeflow-org-xgboostjob-v1",
+    "paddlejob": "kubeflow-org-paddlejob-v1", "jaxjob": "kubeflow-org-jaxjob-v1",
+    "vcjob": "batch-volcano-sh-job-v1alpha1", "volcanojob": "batch-volcano-sh-job-v1alpha1",
+    "trainjob": "trainer-kubeflow-org-trainjob-v1alpha1",
+    "llmisvc": "serving-kserve-io-llminferenceservice-v1alpha2",
+    "llminferenceservice": "serving-kserve-io-llminferenceservice-v1alpha2",
+    "dynamo-v1beta1": "nvidia-com-dynamographdeployment-v1beta1",
+    "sandbox": "agents-x-k8s-io-sandbox-v1beta1",
+    "spark": "sparkoperator-k8s-io-sparkapplication-v1beta2",
+    "sparkapp": "sparkoperator-k8s-io-sparkapplication-v1beta2",
+    "scheduledsparkapp": "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2",
+    "workflow": "argoproj-io-workflow-v1alpha1", "argo": "argoproj-io-workflow-v1alpha1",
 }
 
 FILES = sorted(CATALOG_DIR.glob("*.yaml"))
@@ -91,7 +120,7 @@ def test_file_header_and_annotations(path) -> None:  # type: ignore[no-untyped-d
 def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
     catalog = load_catalog(CATALOG_DIR)
     entries = list(catalog)
-    assert len(entries) == len(EXPECTED) == 20
+    assert len(entries) == len(EXPECTED) == 34
     assert {e.definition.name: e.gvk for e in entries} == EXPECTED
     assert len({e.gvk for e in entries}) == len(entries)
     aliases = [a for e in entries for a in e.aliases]
@@ -104,7 +133,7 @@ def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
 def test_wmap_catalog_lists_all_types(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--catalog-dir", str(CATALOG_DIR), "catalog", "-o", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["count"] == 20
+    assert out["count"] == len(EXPECTED) == 34
     rows = {r["name"]: r for r in out["items"]}
     assert set(rows) == set(EXPECTED)
     for name, gvk in EXPECTED.items():

@@ -3,7 +3,11 @@
 1. Differences: for each fixture where upstream's definition reads the workload differently,
    resolve it with both definitions and pin both results. The header comment of our
    definition says why ours is right; ``WHY`` repeats it in one line.
-2. Upstream's own workload samples resolve with our matching definitions without errors.
+2. Upstream's own workload samples resolve with our matching definitions without errors; for the
+   three upstream types added in issue 14 (LLMInferenceService, Sandbox, DynamoGraphDeployment
+   v1beta1) both readings of each sample are compared and every difference is pinned with its
+   reason (``SAMPLE_DIFFERENCES``; upstream ships no v1beta1 Dynamo sample, so Dynamo v1beta1 is
+   compared on our fixtures in ``DIFFERENCES``).
 3. The recorded JobSet timeline replays: each STATE frame's recorded state is among our
    matched phases, except the frames listed in ``REPLAY_DISAGREEMENTS`` (with the reason).
 
@@ -151,6 +155,39 @@ DIFFERENCES = [
     # Dynamo
     Diff("nvidia-com-dynamographdeployment-v1alpha1", "running", "gpu", (4, 4, 4), (0, 4, 4),
          "Dynamo's `gpu: \"1\"` is nvidia.com/gpu; upstream keeps a resource named `gpu`"),
+    # DynamoGraphDeployment v1beta1 (issue 14)
+    Diff("nvidia-com-dynamographdeployment-v1beta1", "running", "gpu", (5, 5, 5), (4, 5, 5),
+         "the prefill pod's kv-offload sidecar has 1 GPU: upstream reads only the container named main"),
+    Diff("nvidia-com-dynamographdeployment-v1beta1", "submitted-multinode", "desired", {"frontend": 1, "worker": 2},
+         {"frontend": 1, "worker": 1}, "`multinode: {}` means nodeCount 2 (CRD default); upstream's `// 1` halves it"),
+    Diff("nvidia-com-dynamographdeployment-v1beta1", "submitted-multinode", "phases", ["Initializing"], ["Undefined"],
+         "a graph without a state yet is starting"),
+    Diff("nvidia-com-dynamographdeployment-v1beta1", "running", "gang", [("dynamographdeployment", 4)],
+         [("component-decode", 2), ("component-frontend", 1), ("component-prefill", 1)],
+         "one podGroup over the graph; upstream gangs each component alone"),
+    # LLMInferenceService v1alpha2 / v1alpha1 (issue 14)
+    Diff("serving-kserve-io-llminferenceservice-v1alpha2", "running", "desired",
+         {"main": 2, "worker": 0, "prefill": 1, "prefill-worker": 0, "router-scheduler": 1},
+         {"main": 2, "prefill": 1, "worker": 2, "router-scheduler": 1},
+         "no spec.worker means no worker pods; upstream counts spec.replicas workers regardless"),
+    Diff("serving-kserve-io-llminferenceservice-v1alpha2", "running", "pods", (4, 4, 4), (6, 4, 4),
+         "same: upstream desires 2 worker pods that never exist"),
+    Diff("serving-kserve-io-llminferenceservice-v1alpha2", "initializing", "pods", (1, 1, 0), (4, 1, 0),
+         "absent prefill and scheduler have no pods; upstream's null replicas become 1 each (+ 1 worker)"),
+    Diff("serving-kserve-io-llminferenceservice-v1alpha2", "running-multinode", "unattributed", 0, 1,
+         "the multi-node leader (…-workload-leader) is the main role; upstream's main selector misses it"),
+    Diff("serving-kserve-io-llminferenceservice-v1alpha1", "failed", "pods", (2, 2, 0), (6, 2, 0),
+         "v1alpha1 is read like v1alpha2: 2 main pods only; upstream adds 2 workers, a prefill and a scheduler"),
+    Diff("serving-kserve-io-llminferenceservice-v1alpha2", "running", "gang", [("llminferenceservice", 3)],
+         [("service-qwen3-pd", 2)], "main 2 + prefill 1 start together; upstream's alpha gang takes main's subtree"),
+    # Sandbox v1beta1 (issue 14)
+    Diff("agents-x-k8s-io-sandbox-v1beta1", "suspended", "pods", (1, 0, 0), (0, 0, 0),
+         "a suspended sandbox keeps its demand (issue 13); upstream desires 0 pods"),
+    Diff("agents-x-k8s-io-sandbox-v1beta1", "suspended", "gpu", (1, 0, 0), (0, 0, 0), "same"),
+    Diff("agents-x-k8s-io-sandbox-v1beta1", "suspending", "desired", {"agent": 1}, {"agent": 0},
+         "same: the pod still runs while upstream already desires none"),
+    Diff("agents-x-k8s-io-sandbox-v1beta1", "running", "gang", [("sandbox", 1)],
+         [("sandbox-40f7ba6e-72f1-49c7-acc8-f66dc7566b73", 1)], "podGroup form; upstream groups by the owner Sandbox uid"),
     # core kinds
     Diff("apps-deployment-v1", "progress-deadline-exceeded", "phases", ["Degraded"], ["Failed"],
          "ProgressDeadlineExceeded is recoverable (upstream defect 7)"),
@@ -206,6 +243,47 @@ def test_upstream_sample_resolves(name: str, index: int, doc: dict[str, Any]) ->
     assert s["errors"] == []
     # spec-only manifests: no status yet -> Initializing; nothing is Undefined
     assert s["phases"] == ["Initializing"], name
+
+
+#: Upstream samples of the three upstream types we added (issue 14), read by ours and by upstream's
+#: definition: (sample, document index) -> field -> (ours, upstream), with the reason. The samples
+#: are spec-only (no status, no pods): every other figure (GPUs, errors) is equal.
+SAMPLE_DIFFERENCES: dict[tuple[str, int], dict[str, tuple[Any, Any]]] = {
+    # a just-submitted service is starting; upstream's Ready rules need a Ready condition
+    # (Undefined); no spec.worker/prefill/scheduler means no such pods (upstream invents 3)
+    ("e2e-flows/llmisvc/running.yaml", 0): {"phases": (["Initializing"], ["Undefined"]),
+                                            "pods": ((1, 0, 0), (4, 0, 0))},
+    ("e2e-smoke/kserve-llmisvc-smoke.yaml", 1): {"phases": (["Initializing"], ["Undefined"]),
+                                                 "pods": ((1, 0, 0), (4, 0, 0))},
+    # a new sandbox has no conditions yet: upstream's Initializing needs Ready=False and Suspended=False
+    ("e2e-flows/sandbox/running.yaml", 0): {"phases": (["Initializing"], ["Undefined"])},
+    ("e2e-smoke/agent-sandbox-smoke.yaml", 0): {"phases": (["Initializing"], ["Undefined"])},
+}
+
+
+@pytest.mark.parametrize("key", sorted(SAMPLE_DIFFERENCES), ids=lambda k: f"{k[0]}#{k[1]}")
+def test_new_upstream_types_on_upstream_samples(key: tuple[str, int]) -> None:
+    name, index = key
+    doc = next(d for n, i, d in SAMPLES if (n, i) == key)
+    slug = catalog().get(GVK.of(doc)).definition.name  # type: ignore[union-attr]
+    ours, theirs = figures(resolve(definition(slug), doc)), figures(resolve(upstream_definition(slug), doc))
+    expected = SAMPLE_DIFFERENCES[key]
+    for field, (mine, upstream) in expected.items():
+        assert (ours[field], theirs[field]) == (mine, upstream), field
+    same = [f for f in ("gpu", "errors", "unattributed") if f not in expected]
+    assert all(ours[f] == theirs[f] for f in same), [(f, ours[f], theirs[f]) for f in same]
+    assert ours["errors"] == []
+
+
+def test_sandbox_resume_with_ready_pod_is_one_status() -> None:
+    # Ready=True and Suspended=True while operatingMode is back to Running (the resume has not
+    # cleared the condition yet): upstream's Running and Resuming rules both match.
+    obj = {"spec": {"operatingMode": "Running"},
+           "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Suspended", "status": "True"}]}}
+    slug = "agents-x-k8s-io-sandbox-v1beta1"
+    got = [[p.value for p in evaluate_status(d.root.status, Document(obj)).phases]  # type: ignore[union-attr]
+           for d in (definition(slug), upstream_definition(slug))]
+    assert got == [["Resuming"], ["Resuming", "Running"]]
 
 
 def test_samples_cover_most_of_our_catalog() -> None:

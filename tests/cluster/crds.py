@@ -59,6 +59,18 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("grove.io", "v1alpha1", "PodClique", "podcliques"),
     CrdSpec("grove.io", "v1alpha1", "PodCliqueScalingGroup", "podcliquescalinggroups"),
     CrdSpec("nvidia.com", "v1alpha1", "DynamoGraphDeployment", "dynamographdeployments"),
+    # issue 14 (catalog): the types teams run beside the upstream ones
+    CrdSpec("kubeflow.org", "v1", "TFJob", "tfjobs"),
+    CrdSpec("kubeflow.org", "v1", "XGBoostJob", "xgboostjobs"),
+    CrdSpec("kubeflow.org", "v1", "PaddleJob", "paddlejobs"),
+    CrdSpec("kubeflow.org", "v1", "JAXJob", "jaxjobs"),
+    CrdSpec("batch.volcano.sh", "v1alpha1", "Job", "jobs"),
+    CrdSpec("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
+    CrdSpec("serving.kserve.io", "v1alpha2", "LLMInferenceService", "llminferenceservices"),
+    CrdSpec("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
+    CrdSpec("sparkoperator.k8s.io", "v1beta2", "SparkApplication", "sparkapplications"),
+    CrdSpec("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication", "scheduledsparkapplications"),
+    CrdSpec("argoproj.io", "v1alpha1", "Workflow", "workflows"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 

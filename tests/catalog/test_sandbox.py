@@ -1,0 +1,36 @@
+"""Sandbox (agents.x-k8s.io v1beta1 and v1alpha1): expected views, worked out by hand.
+
+Rules used (Agent Sandbox v0.2): one pod per Sandbox, named after it, 1 GPU in every fixture's
+pod template. Suspended (v1beta1 operatingMode Suspended, v1alpha1 replicas 0) deletes the pod
+but keeps the demand (issue 13): desired 1, requestedBySpec 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.catalog.support import Case, assert_case
+
+B1 = "agents-x-k8s-io-sandbox-v1beta1"
+A1 = "agents-x-k8s-io-sandbox-v1alpha1"
+IDS = {"agent": [""]}
+
+CASES = [
+    (B1, Case("running", "Running", ("Running",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
+    # Ready=False, the pod is on its node and not ready: allocated 1, ready 0.
+    (B1, Case("initializing", "Initializing", ("Initializing",), {"agent": (1, 1, 0)}, IDS, (1, 1, 0), (1, 1, 1))),
+    (B1, Case("suspended", "Suspended", ("Suspended",), {"agent": (1, 0, 0)}, IDS, (1, 0, 0), (1, 0, 0))),
+    # mode Suspended without Suspended=True yet: the pod still runs.
+    (B1, Case("suspending", "Suspending", ("Suspending",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
+    # mode Running with Suspended=True still set: no pod yet.
+    (B1, Case("resuming", "Resuming", ("Resuming",), {"agent": (1, 0, 0)}, IDS, (1, 0, 0), (1, 0, 0))),
+    (A1, Case("running", "Running", ("Running",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
+    (A1, Case("initializing", "Initializing", ("Initializing",), {"agent": (1, 1, 0)}, IDS, (1, 1, 0), (1, 1, 1))),
+    # replicas 0 (paused): Suspended, demand kept.
+    (A1, Case("paused", "Suspended", ("Suspended",), {"agent": (1, 0, 0)}, IDS, (1, 0, 0), (1, 0, 0))),
+]
+
+
+@pytest.mark.parametrize(("slug", "case"), CASES, ids=lambda v: v if isinstance(v, str) else v.state)
+def test_view(slug: str, case: Case) -> None:
+    assert_case(slug, case)

@@ -1,0 +1,60 @@
+"""TrainJob (trainer.kubeflow.org/v1alpha1): expected views of the fixture states, worked out by hand.
+
+Rules used (Trainer v2.1): pods = trainer.numNodes; per-node resources = trainer.resourcesPerNode.
+The pods belong to the JobSet the TrainJob owns (TrainJob -> JobSet -> Job -> Pod), labelled
+trainer.kubeflow.org/trainjob-ancestor-step=trainer. What the runtime supplies cannot be read
+from the TrainJob: requestedBySpec is 0 then, the pods' figures are still counted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.definitions.registry import DefinitionRegistry
+from server.kube.snapshot import SnapshotReader
+from server.service import WorkloadService
+from tests.catalog.support import FIXTURES, Case, assert_case, catalog, definition, load, resolve_objects, summary
+
+SLUG = "trainer-kubeflow-org-trainjob-v1alpha1"
+JOBSET = "jobset-x-k8s-io-jobset-v1alpha2"
+ONE = {"trainer": [""]}
+
+CASES = [
+    # numNodes 2 x resourcesPerNode 8 GPUs = 16; both node pods ready (jobsStatus ready 1 -> Running).
+    Case("running", "Running", ("Running",), {"trainer": (2, 2, 2)}, ONE, (2, 2, 2), (16, 16, 16)),
+    # spec.suspend + Suspended=True: no pods; the demand stays (2 nodes, 16 GPUs).
+    Case("suspended", "Suspended", ("Suspended",), {"trainer": (2, 0, 0)}, ONE, (2, 0, 0), (16, 0, 0)),
+    # Complete=True: both pods Succeeded, nothing live.
+    Case("completed", "Completed", ("Completed",), {"trainer": (2, 0, 0)}, ONE, (2, 0, 0), (16, 0, 0)),
+    # numNodes 3, no resourcesPerNode (the runtime's 4 GPUs per node): spec side 0 (not readable);
+    # 3 live pods x 4 = 12 requested by pods; 2 on nodes x 4 = 8 allocated; none ready.
+    Case("initializing-runtime-resources", "Initializing", ("Initializing",), {"trainer": (3, 3, 0)}, ONE,
+         (3, 3, 0), (0, 12, 8)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.state)
+def test_view(case: Case) -> None:
+    assert_case(SLUG, case)
+
+
+@pytest.mark.parametrize("state", ["running", "completed"])
+def test_gpus_equal_those_of_its_jobset(state: str) -> None:
+    # The JobSet the TrainJob owns, read through the JobSet definition: 1 replicated job x
+    # parallelism 2 x 8 GPUs = 16, the TrainJob's figure: the same pods, not twice as many.
+    docs = load(SLUG, state)
+    trainjob = summary(resolve_objects(definition(SLUG), docs))
+    jobset = summary(resolve_objects(definition(JOBSET), docs))
+    assert trainjob["gpu"][0] == jobset["gpu"][0] == 16
+    assert trainjob["gpu"] == jobset["gpu"]
+    assert trainjob["pods"] == jobset["pods"]
+
+
+def test_the_jobset_is_not_a_workload_of_its_own() -> None:
+    reader = SnapshotReader.from_paths(Path(FIXTURES / SLUG / "running.yaml"))
+    views = WorkloadService(DefinitionRegistry(catalog()), reader).workloads()
+    assert [(v.kind, v.name) for v in views] == [("TrainJob", "llama-sft")]
+    # 2 pods x 8 GPUs, counted once
+    assert views[0].to_dict()["gpu"]["requestedByPods"] == 16
