@@ -105,9 +105,9 @@ def runai_documents(body: dict[str, Any]) -> list[dict[str, Any]]:
     """
     problems: list[Problem] = []
     name, group = body.get("name"), body.get("group", "")
-    if not isinstance(name, str) or not _KIND.match(name):
+    if not isinstance(name, str) or not _KIND.fullmatch(name):
         problems.append(Problem("name", "must be the Kubernetes Kind (CamelCase, e.g. JobSet)"))
-    if not isinstance(group, str) or (group and group != "core" and not _GROUP.match(group)):
+    if not isinstance(group, str) or (group and group != "core" and not _GROUP.fullmatch(group)):
         problems.append(Problem("group", "must be an API group such as jobset.x-k8s.io (empty or core for core)"))
     group = "" if group == "core" or not isinstance(group, str) else group
     interfaces = body.get("resourceInterfaces")
