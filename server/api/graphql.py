@@ -33,7 +33,8 @@ from strawberry.subscriptions import (
 from strawberry.types.unset import UnsetType
 
 from schema.context import Context
-from schema.schema import schema
+from schema.cost import CostLimits
+from schema.schema import COST_LIMITS_KEY, schema
 from server.api.auth import GUARD_KEY
 from server.api.runtime import runtime_of
 from server.auth.access import UNAUTHENTICATED, Guard
@@ -75,6 +76,7 @@ class GraphQLApp(GraphQL[Context, None]):
         runtime = runtime_of(request)
         if runtime.service is None or runtime.registrar is None:
             raise CacheNotReady("the server is starting; retry shortly")
+        request.scope[COST_LIMITS_KEY] = CostLimits(max_cost=runtime.settings.http.graphql_max_cost)
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
                        is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,

@@ -31,7 +31,7 @@ from server.cli.main import (
     snapshot_paths,
     snapshot_reader,
 )
-from server.config import AuthSettings, HttpSettings, KubeSettings, Settings, environment_defaults
+from server.config import DEFAULT_GRAPHQL_MAX_COST, AuthSettings, HttpSettings, KubeSettings, Settings, environment_defaults
 from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
@@ -68,6 +68,8 @@ def register(sub: Any) -> None:
     s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
                    help="serve /metrics without authentication (default on)")
     s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
+    s.add_argument("--graphql-max-cost", type=int, default=None,
+                   help="most fields one GraphQL operation may resolve, pages multiplied by first (default 100000)")
     s.set_defaults(func=cmd_serve)
     g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
     g.add_argument("kind", metavar="TYPE", help="Kind (case-insensitive), kind.group, definition name or catalog "
@@ -114,7 +116,8 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from None
     http = HttpSettings(host=_pick(args, env, "host", "127.0.0.1"), port=_pick(args, env, "port", 8080),
-                        request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S))
+                        request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S),
+                        graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST))
     auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
     settings = Settings(
         http=http, auth=auth,
