@@ -44,6 +44,9 @@ class HttpSettings:
             expanded and pages multiplied by ``first`` (:mod:`schema.cost`); the default
             lets a portal's page of 500 workloads with roles, instances and pods through
             (cost 39,001) and refuses three such pages in one document.
+        cors_origins: browser origins (``https://portal.example.com``) allowed to call
+            this server besides its own: CORS answers (with preflight) and writes accepted
+            from them; every other origin's writes are refused (:mod:`server.api.crosssite`).
     """
 
     host: str = "127.0.0.1"
@@ -53,6 +56,7 @@ class HttpSettings:
     max_wait_s: float = 600.0
     max_subscriptions: int = 16
     graphql_max_cost: int = DEFAULT_GRAPHQL_MAX_COST
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def is_loopback(self) -> bool:
@@ -144,6 +148,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_METRICS_PUBLIC": ("metrics_public", _flag),
     "WMAP_REQUEST_TIMEOUT": ("request_timeout", float),
     "WMAP_GRAPHQL_MAX_COST": ("graphql_max_cost", int),
+    "WMAP_CORS_ORIGINS": ("cors_origin", _words),
     "WMAP_NAMESPACES": ("namespace", _words),
     "WMAP_LOG_FORMAT": ("log_format", str),
     "WMAP_LOG_LEVEL": ("log_level", str),

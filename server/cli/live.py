@@ -31,7 +31,14 @@ from server.cli.main import (
     snapshot_paths,
     snapshot_reader,
 )
-from server.config import DEFAULT_GRAPHQL_MAX_COST, AuthSettings, HttpSettings, KubeSettings, Settings, environment_defaults
+from server.config import (
+    DEFAULT_GRAPHQL_MAX_COST,
+    AuthSettings,
+    HttpSettings,
+    KubeSettings,
+    Settings,
+    environment_defaults,
+)
 from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
@@ -68,6 +75,8 @@ def register(sub: Any) -> None:
     s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
                    help="serve /metrics without authentication (default on)")
     s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
+    s.add_argument("--cors-origin", action="append", default=[],
+                   help="a browser origin (https://portal.example.com) allowed to call this server (repeatable)")
     s.add_argument("--graphql-max-cost", type=int, default=None,
                    help="most fields one GraphQL operation may resolve, pages multiplied by first (default 100000)")
     s.set_defaults(func=cmd_serve)
@@ -117,7 +126,8 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         raise InvalidRequest(str(exc)) from None
     http = HttpSettings(host=_pick(args, env, "host", "127.0.0.1"), port=_pick(args, env, "port", 8080),
                         request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S),
-                        graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST))
+                        graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST),
+                        cors_origins=tuple(_pick(args, env, "cors_origin", ())))
     auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
     settings = Settings(
         http=http, auth=auth,
