@@ -1,29 +1,48 @@
 """The strawberry schema with its limits and error masking.
 
 Limits (strawberry extensions): query depth 15, 50 aliases, 5,000 tokens, bounded parser
-and validation caches. ``MaskErrors`` hides unexpected exceptions behind "Unexpected
+and validation caches, and :class:`QueryCost` (:mod:`schema.cost`: fragment-expanded cost,
+fragment spreads, cycles, repeated fields, ``operationName``), which runs right after
+parsing so a refused document never reaches graphql-core's validation rules. ``MaskErrors`` hides unexpected exceptions behind "Unexpected
 error." (they are logged once, by strawberry's error logger); our own ``ServerError``s
 (bad cursor, page size, caches not ready) and GraphQL validation errors stay visible.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+
 from graphql import GraphQLError
 from graphql.validation import ASTValidationRule
 from strawberry import Schema
-from strawberry.extensions import AddValidationRules, MaskErrors, MaxTokensLimiter, ParserCache, ValidationCache
+from strawberry.types import ExecutionContext
+from strawberry.utils.logging import StrawberryLogger
+from strawberry.extensions import (
+    AddValidationRules,
+    MaskErrors,
+    MaxTokensLimiter,
+    ParserCache,
+    SchemaExtension,
+    ValidationCache,
+)
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
+from schema.cost import CostLimits, QueryRefused, operation_cost
 from schema.mutation import Mutation
 from schema.query import Query
 from schema.subscription import Subscription
 from server.errors import ServerError
 
+log = logging.getLogger(__name__)
+
 MAX_DEPTH = 15
 MAX_ALIASES = 50
 MAX_TOKENS = 5000
 CACHE_SIZE = 256
+COST_LIMITS_KEY = "wmap.cost_limits"
+"""Request scope key of the app's :class:`schema.cost.CostLimits` (set by the GraphQL view)."""
 
 
 def is_unexpected(error: GraphQLError) -> bool:
@@ -38,9 +57,49 @@ def is_unexpected(error: GraphQLError) -> bool:
 LIMIT_RULES: list[type[ASTValidationRule]] = [max_depth_rule(MAX_DEPTH, None, None), max_aliases_rule(MAX_ALIASES)]
 
 
+class QueryCost(SchemaExtension):
+    """Price the operation after parsing, before validation (see :mod:`schema.cost`).
+
+    Limits come from the request scope (``COST_LIMITS_KEY``), else the defaults.
+
+    Raises:
+        GraphQLError: refused, with ``extensions.code`` (``QUERY_TOO_EXPENSIVE``,
+            ``FRAGMENT_CYCLE``, ...) and the figures; strawberry answers it as the
+            operation's only error.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        yield
+        ctx = self.execution_context
+        if ctx.graphql_document is None:
+            return
+        request = getattr(ctx.context, "request", None)
+        limits = getattr(request, "scope", {}).get(COST_LIMITS_KEY) if request is not None else None
+        try:
+            operation_cost(ctx.schema._schema, ctx.graphql_document, operation_name=getattr(ctx, "_provided_operation_name", None),
+                           variables=ctx.variables, limits=limits if isinstance(limits, CostLimits) else CostLimits())
+        except QueryRefused as refused:
+            raise GraphQLError(str(refused), extensions=refused.extensions) from None
+
+
+class LoggingSchema(Schema):
+    """strawberry's schema, logging client mistakes (syntax, validation, refused cost, our
+    ``ServerError``s) at INFO without a traceback; only unexpected exceptions go to
+    strawberry's error logger (ERROR with the traceback)."""
+
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+        """Log each error of one operation at the level its cause deserves."""
+        for error in errors:
+            if is_unexpected(error):
+                StrawberryLogger.error(error, execution_context)
+            else:
+                code = (error.extensions or {}).get("code", "")
+                log.info("GraphQL operation refused%s: %s", f" ({code})" if code else "", error.message)
+
+
 def build_schema() -> Schema:
     """A new schema instance (extensions hold per-schema caches)."""
-    return Schema(
+    return LoggingSchema(
         query=Query, mutation=Mutation, subscription=Subscription,
         # factories: strawberry builds fresh extension instances per operation; the
         # parser/validation LRU caches live at module level, keyed by maxsize
@@ -48,6 +107,7 @@ def build_schema() -> Schema:
             lambda: AddValidationRules(LIMIT_RULES),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             lambda: ParserCache(maxsize=CACHE_SIZE),
+            QueryCost,
             lambda: ValidationCache(maxsize=CACHE_SIZE),
             lambda: MaskErrors(should_mask_error=is_unexpected),
         ],

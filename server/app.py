@@ -25,7 +25,8 @@ logged when the server listens beyond loopback); with ``kubernetes`` the cluster
 checks tokens and permissions (``server.kube.reviews.KubeReviews`` behind a cached
 ``server.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
 store writes through an ``ImpersonatingClient``. Middleware, outermost first: metrics,
-body limit, time budget, authentication, settle-after-definition-change.
+CORS (only with ``--cors-origin``), body limit, cross-site refusal, time budget,
+authentication, settle-after-definition-change.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.api.auth import AuthMiddleware
+from server.api.crosssite import CrossSiteMiddleware, cors_middleware
 from server.api.errors import EXCEPTION_HANDLERS
 from server.api.metrics import Metrics
 from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware
@@ -134,11 +136,14 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
         runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch if callable(watch) else None)
         runtime.source, runtime.cluster = "reader", settings.kube.cluster_name or "local"
     warn_if_exposed(settings)
-    routes = build_routes(runtime.metrics, max_subscriptions=settings.http.max_subscriptions)
+    routes = build_routes(runtime.metrics, max_subscriptions=settings.http.max_subscriptions,
+                          allowed_origins=settings.http.cors_origins)
     app = Starlette(
         routes=routes,
         middleware=[Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),
+                    *cors_middleware(settings.http.cors_origins),
                     Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes),
+                    Middleware(CrossSiteMiddleware, allowed_origins=settings.http.cors_origins),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
                     Middleware(AuthMiddleware, runtime=runtime),
                     Middleware(SettleAfterDefinitionChange, runtime=runtime)],

@@ -23,6 +23,9 @@ def default_sample_dir() -> Path:
     return Path(os.environ.get("WMAP_SAMPLE_DIR") or REPO_ROOT / "server" / "sample")
 
 
+DEFAULT_GRAPHQL_MAX_COST = 100_000
+"""Default GraphQL cost budget (fields resolved, pages expanded; see ``schema.cost``)."""
+
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
@@ -38,6 +41,13 @@ class HttpSettings:
             after); ``?wait=`` phase requests get their own wait plus a few seconds.
         max_wait_s: longest ``?wait=`` a phase request may ask for.
         max_subscriptions: GraphQL subscriptions per websocket connection.
+        graphql_max_cost: most fields one GraphQL operation may resolve, fragments
+            expanded and pages multiplied by ``first`` (:mod:`schema.cost`); the default
+            lets a portal's page of 500 workloads with roles, instances and pods through
+            (cost 39,001) and refuses three such pages in one document.
+        cors_origins: browser origins (``https://portal.example.com``) allowed to call
+            this server besides its own: CORS answers (with preflight) and writes accepted
+            from them; every other origin's writes are refused (:mod:`server.api.crosssite`).
     """
 
     host: str = "127.0.0.1"
@@ -46,6 +56,8 @@ class HttpSettings:
     request_timeout_s: float = 30.0
     max_wait_s: float = 600.0
     max_subscriptions: int = 16
+    graphql_max_cost: int = DEFAULT_GRAPHQL_MAX_COST
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def is_loopback(self) -> bool:
@@ -163,6 +175,8 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_IMPERSONATE": ("impersonate", _flag),
     "WMAP_METRICS_PUBLIC": ("metrics_public", _flag),
     "WMAP_REQUEST_TIMEOUT": ("request_timeout", float),
+    "WMAP_GRAPHQL_MAX_COST": ("graphql_max_cost", int),
+    "WMAP_CORS_ORIGINS": ("cors_origin", _words),
     "WMAP_NAMESPACES": ("namespace", _words),
     "WMAP_LOG_FORMAT": ("log_format", str),
     "WMAP_LOG_LEVEL": ("log_level", str),

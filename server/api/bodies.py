@@ -8,9 +8,10 @@ from typing import Any
 
 from starlette.requests import Request
 
+from server.definitions.load import DuplicateKey, unique_pairs
 from server.errors import InvalidRequest
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?", re.ASCII)
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
@@ -37,7 +38,10 @@ async def json_object(request: Request) -> dict[str, Any]:
     """
     text = await body_text(request)
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=unique_pairs)
+    except DuplicateKey as exc:
+        raise InvalidRequest(f"the request body holds the key {json.dumps(str(exc))} twice in one object; "
+                             "each key may appear once") from None
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"the request body is not valid JSON: {exc.msg} at line {exc.lineno} "
                              f"column {exc.colno}") from None
@@ -68,7 +72,7 @@ def duration(text: str, *, name: str, maximum: float) -> float:
     Raises:
         InvalidRequest: malformed, or above ``maximum`` seconds.
     """
-    match = _DURATION.match(text.strip())
+    match = _DURATION.fullmatch(text.strip())
     if match is None:
         raise InvalidRequest(f"{name} must be a duration such as 60s, 500ms or 2m, got {text!r}")
     seconds = float(match.group(1)) * _UNITS[match.group(2)]

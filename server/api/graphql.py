@@ -18,12 +18,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from cross_web import HTTPException as StrawberryHTTPException
+from graphql import GraphQLError, OperationType, parse
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http import GraphQLRequestData
+from strawberry.http.types import HTTPMethod
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
@@ -33,8 +38,11 @@ from strawberry.subscriptions import (
 from strawberry.types.unset import UnsetType
 
 from schema.context import Context
-from schema.schema import schema
+from schema.cost import CostLimits, QueryRefused, select_operation
+from schema.schema import COST_LIMITS_KEY, MAX_TOKENS, schema
 from server.api.auth import GUARD_KEY
+from server.api.crosssite import media_type
+from server.api.errors import HTTP_CODES
 from server.api.runtime import runtime_of
 from server.auth.access import UNAUTHENTICATED, Guard
 from server.auth.identity import payload_token
@@ -45,8 +53,79 @@ log = logging.getLogger(__name__)
 PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL, MULTIPART_SUBSCRIPTION_PROTOCOL)
 
 
+SUBSCRIPTION_HINT = ("; subscriptions need a stream: open a websocket (graphql-transport-ws) on /graphql or send "
+                     "the POST with Accept: text/event-stream")
+
+
+def transport_error(status: int, message: str) -> JSONResponse:
+    """A GraphQL transport error in both shapes clients read: ours (``error``, ``message``)
+    and GraphQL's (``errors[0].message``, ``errors[0].extensions.code``)."""
+    code = HTTP_CODES.get(status, "error")
+    return JSONResponse({"error": code, "message": message, "details": [],
+                         "errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
+
+
 class GraphQLApp(GraphQL[Context, None]):
-    """strawberry's view whose context is :class:`schema.context.Context`."""
+    """strawberry's view whose context is :class:`schema.context.Context`.
+
+    Beyond strawberry: ``application/graphql`` bodies (the query text; ``variables`` and
+    ``operationName`` from the query string), and transport errors answered as JSON
+    (:func:`transport_error`) instead of plain text, with a hint for a subscription sent
+    as a plain POST.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except StrawberryHTTPException as exc:
+            reason = exc.reason
+            if "subscriptions are not allowed" in reason and not reason.endswith(SUBSCRIPTION_HINT):
+                reason += SUBSCRIPTION_HINT
+            log.info("GraphQL request refused (%d): %s", exc.status_code, reason)
+            response = transport_error(exc.status_code, reason)
+        await response(scope, receive, send)
+
+    async def parse_http_body(self, request: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
+        """strawberry's parsing, plus ``application/graphql`` bodies (a query, never a
+        mutation: :meth:`execute_operation` refuses those)."""
+        if request.method != "POST" or media_type(request.headers) != "application/graphql":
+            return await super().parse_http_body(request)
+        body = await request.get_body()
+        try:
+            query = body.decode("utf-8") if isinstance(body, bytes) else str(body)
+        except UnicodeDecodeError:
+            raise StrawberryHTTPException(400, "the GraphQL document is not UTF-8 text") from None
+        params = request.query_params
+        variables = self.parse_json(params["variables"]) if params.get("variables") else None
+        if variables is not None and not isinstance(variables, dict):
+            raise StrawberryHTTPException(400, "variables must be a JSON object")
+        return GraphQLRequestData(query=query, variables=variables, operation_name=params.get("operationName"),
+                                  extensions={"wmap.graphql_body": True})
+
+    async def execute_operation(self, request: Any, request_adapter: Any, request_data: Any, context: Context,
+                                root_value: Any, sub_response: Any) -> Any:
+        """Run the operation; an ``application/graphql`` body may only hold queries.
+
+        Raises:
+            StrawberryHTTPException: 400 for a mutation in an ``application/graphql`` body.
+        """
+        if isinstance(request_data, GraphQLRequestData) and request_data.protocol == "http":
+            _refuse_plain_subscription(request_data)
+        if isinstance(request_data, GraphQLRequestData) and (request_data.extensions or {}).get("wmap.graphql_body"):
+            request_data.extensions = None
+            try:
+                return await super().execute_operation(request, _QueriesOnly(request_adapter), request_data, context,
+                                                       root_value, sub_response)
+            except StrawberryHTTPException as exc:
+                if "are not allowed" in exc.reason:
+                    raise StrawberryHTTPException(400, "an application/graphql body may only hold a query; send "
+                                                       "mutations and subscriptions as application/json") from None
+                raise
+        return await super().execute_operation(request, request_adapter, request_data, context, root_value,
+                                               sub_response)
 
     def parse_json(self, data: str | bytes) -> Any:
         """Decode a JSON request body (or ``variables``/``extensions`` parameter): an object.
@@ -75,6 +154,7 @@ class GraphQLApp(GraphQL[Context, None]):
         runtime = runtime_of(request)
         if runtime.service is None or runtime.registrar is None:
             raise CacheNotReady("the server is starting; retry shortly")
+        request.scope[COST_LIMITS_KEY] = CostLimits(max_cost=runtime.settings.http.graphql_max_cost)
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
                        is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
@@ -101,7 +181,44 @@ class GraphQLApp(GraphQL[Context, None]):
         return await super().on_ws_connect(context)
 
 
-def graphql_app(*, max_subscriptions: int = 16) -> GraphQLApp:
-    """The ASGI app serving ``/graphql`` (HTTP and WebSocket)."""
+def graphql_app(*, max_subscriptions: int = 16, allowed_origins: tuple[str, ...] = ()) -> GraphQLApp:
+    """The ASGI app serving ``/graphql`` (HTTP and WebSocket); a websocket handshake from a
+    page on another origin is refused (403) unless that origin is in ``allowed_origins``."""
     return GraphQLApp(schema, graphql_ide="graphiql", subscription_protocols=PROTOCOLS, keep_alive=True,
-                      keep_alive_interval=15, max_subscriptions_per_connection=max_subscriptions)
+                      keep_alive_interval=15, max_subscriptions_per_connection=max_subscriptions,
+                      allowed_origins=list(allowed_origins))
+
+
+def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:
+    """Refuse a subscription sent as a plain request (no SSE, no multipart): strawberry
+    would run it as a query and answer a confusing null error.
+
+    Raises:
+        StrawberryHTTPException: 400 with how to subscribe instead.
+    """
+    query = request_data.query
+    if not isinstance(query, str) or "subscription" not in query:
+        return
+    try:
+        document = parse(query, max_tokens=MAX_TOKENS)
+        operation = select_operation(document, request_data.operation_name)
+    except (GraphQLError, QueryRefused):
+        return  # the schema reports it
+    if operation is not None and operation.operation == OperationType.SUBSCRIPTION:
+        raise StrawberryHTTPException(400, "subscriptions are not allowed when using POST without a stream"
+                                           + SUBSCRIPTION_HINT)
+
+
+class _QueriesOnly:
+    """A request adapter that reports ``GET``, so strawberry allows queries only (an
+    ``application/graphql`` body is for queries; mutations travel as JSON)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self._adapter = adapter
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._adapter, name)
+
+    @property
+    def method(self) -> HTTPMethod:
+        return "GET"

@@ -12,9 +12,10 @@ from server.api.openapi import openapi
 WORKLOAD = "/api/v1/namespaces/{namespace}/workloads/{group}/{kind}/{name}"
 
 
-def build_routes(metrics: Metrics, *, max_subscriptions: int = 16) -> list[BaseRoute]:
+def build_routes(metrics: Metrics, *, max_subscriptions: int = 16,
+                 allowed_origins: tuple[str, ...] = ()) -> list[BaseRoute]:
     """Every HTTP and WebSocket route (one GraphQL app serves both on ``/graphql``)."""
-    gql = graphql_app(max_subscriptions=max_subscriptions)
+    gql = graphql_app(max_subscriptions=max_subscriptions, allowed_origins=allowed_origins)
     return [
         Route("/graphql", gql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", gql),

@@ -19,7 +19,7 @@ from server.kube.reviews import ReviewedUser
 MAX_TOKEN_CHARS = 16 * 1024
 """Longer bearer tokens are refused without a review (bound on the review request body)."""
 
-_BEARER = re.compile(r"^\s*bearer\s+([!-~]+)\s*$", re.IGNORECASE)
+_BEARER = re.compile(r"\s*bearer\s+([!-~]+)\s*", re.IGNORECASE | re.ASCII)
 _PAYLOAD_KEYS = ("Authorization", "authorization", "authToken", "token")
 
 
@@ -27,7 +27,7 @@ def bearer_token(header: str | None) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` value; None when absent or malformed."""
     if not header or len(header) > MAX_TOKEN_CHARS:
         return None
-    match = _BEARER.match(header)
+    match = _BEARER.fullmatch(header)
     return match.group(1) if match else None
 
 

@@ -31,7 +31,15 @@ from server.cli.inputs import (
     snapshot_paths,
     snapshot_reader,
 )
-from server.config import AuthSettings, HttpSettings, KubeSettings, ResolverSettings, Settings, environment_defaults
+from server.config import (
+    DEFAULT_GRAPHQL_MAX_COST,
+    AuthSettings,
+    HttpSettings,
+    KubeSettings,
+    ResolverSettings,
+    Settings,
+    environment_defaults,
+)
 from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
@@ -77,6 +85,10 @@ def register(sub: Any) -> None:
                    help="resolver worker processes (default: the usable CPU cores)")
     s.add_argument("--resolution-timeout", type=float, default=None,
                    help="hard time budget of one workload resolution, seconds (default 2)")
+    s.add_argument("--cors-origin", action="append", default=[],
+                   help="a browser origin (https://portal.example.com) allowed to call this server (repeatable)")
+    s.add_argument("--graphql-max-cost", type=int, default=None,
+                   help="most fields one GraphQL operation may resolve, pages multiplied by first (default 100000)")
     s.set_defaults(func=cmd_serve)
     g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
     g.add_argument("kind", metavar="TYPE", help="Kind (case-insensitive), kind.group, definition name or catalog "
@@ -123,7 +135,9 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from None
     http = HttpSettings(host=_pick(args, env, "host", "127.0.0.1"), port=_pick(args, env, "port", 8080),
-                        request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S))
+                        request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S),
+                        graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST),
+                        cors_origins=tuple(_pick(args, env, "cors_origin", ())))
     auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
     settings = Settings(
         http=http, auth=auth,

@@ -21,23 +21,95 @@ from server.errors import InvalidDefinition, InvalidRequest, Problem
 MAX_DEFINITION_BYTES = 1024 * 1024
 
 
+class DuplicateKey(ValueError):
+    """A JSON object holds the same key twice (raised by :func:`unique_pairs`)."""
+
+
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing duplicate keys (JSON allows them; Kubernetes' strict
+    decoding does not, and "the last one wins" hides mistakes)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _key_text(node: yaml.Node) -> str:
+    return str(node.value) if isinstance(node, yaml.ScalarNode) else f"<{node.tag}>"
+
+
+def duplicate_key_problem(root: yaml.Node) -> str | None:
+    """``<field path>: duplicate key (lines A and B) ...`` for the first key that a mapping
+    in ``root`` holds twice, or None. Each node is visited once (aliases share nodes), so
+    this is linear in the document even with anchors."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            lines: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                ident = (key.tag, _key_text(key))
+                at = f"{path}.{ident[1]}" if path else ident[1]
+                if ident in lines:
+                    return (f"{at}: duplicate key (lines {lines[ident]} and {key.start_mark.line + 1}); each key "
+                            "may appear once in a mapping")
+                lines[ident] = key.start_mark.line + 1
+                stack.append((value, at))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(node.value))
+    return None
+
+
+def _yaml_documents(text: str, source: str) -> list[Any]:
+    """Every non-empty YAML document of ``text`` (safe tags only), duplicate keys refused.
+
+    Raises:
+        yaml.YAMLError: syntax errors.
+        InvalidRequest: a mapping holds a key twice (message gives the field path).
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            problem = duplicate_key_problem(node) if node is not None else None
+            if problem:
+                raise InvalidRequest(problem if source == "<input>" else f"{source}: {problem}")
+            doc = loader.construct_document(node) if node is not None else None
+            if doc is not None:
+                docs.append(doc)
+        return docs
+    finally:
+        loader.dispose()
+
+
 def load_documents(text: str | bytes, *, source: str = "<input>") -> list[Any]:
     """Decode JSON or (multi-document) YAML text into documents, skipping empty ones.
 
+    Duplicate keys in a mapping are refused with their field path (JSON text with one is
+    re-read as YAML, which knows the path).
+
     Raises:
-        InvalidRequest: the text is not valid YAML/JSON (message names ``source``, line).
+        InvalidRequest: the text is not valid YAML/JSON (message names ``source``, line),
+            or a mapping holds a key twice.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            value = json.loads(text)
+            value = json.loads(text, object_pairs_hook=unique_pairs)
             return value if isinstance(value, list) else [value]
         except ValueError:
             pass  # YAML is a superset of JSON for our purposes: let YAML report the error
     try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        return _yaml_documents(text, source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""

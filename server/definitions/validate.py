@@ -23,20 +23,20 @@ Messages are ``<field path>: <reason>``, e.g.
 from __future__ import annotations
 
 import json
-import re
 from typing import Iterator
 
 from server.definitions.model import Component, Definition
+from server.definitions.names import dns_label_problem, dns_subdomain_problem, label_key_problem, label_value_problem
 from server.errors import Problem
 from server.jq import check_expression
 
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+__all__ = ["jq_fields", "label_key_problem", "validate_definition"]
 
 
 def validate_definition(definition: Definition) -> list[Problem]:
     """All findings for ``definition`` (empty list when valid)."""
-    problems = _unique_names(definition)
+    problems = _name_rules(definition)
+    problems += _unique_names(definition)
     problems += _root_rules(definition.root)
     problems += _owner_rules(definition)
     for component in definition.components:
@@ -46,6 +46,26 @@ def validate_definition(definition: Definition) -> list[Problem]:
     problems += _gang_rules(definition)
     problems += _jq_rules(definition)
     return problems
+
+
+def _name_rules(definition: Definition) -> list[Problem]:
+    """Kubernetes name rules: the definition name is a DNS-1123 subdomain (it becomes a
+    Karta object name and a state file name), component names are DNS-1123 labels."""
+    out = []
+    reason = dns_subdomain_problem(definition.name)
+    if reason:
+        out.append(Problem("metadata.name", f"{_shown(definition.name)} {reason}"))
+    for component in definition.components:
+        reason = dns_label_problem(component.name) if component.name else None
+        if reason:
+            out.append(Problem(f"{component.path}.name", f"component name {_shown(component.name)} {reason}"))
+    return out
+
+
+def _shown(value: str, limit: int = 64) -> str:
+    """``value`` in double quotes with JSON escapes (newlines and bidi controls visible),
+    cut at ``limit`` characters."""
+    return json.dumps(value if len(value) <= limit else value[:limit] + "...")
 
 
 def _unique_names(definition: Definition) -> list[Problem]:
@@ -115,25 +135,11 @@ def _type_selector_rules(c: Component, path: str) -> list[Problem]:
     for key, value in sorted(ts.match_labels or ()):
         reason = label_key_problem(key)
         if reason:
-            out.append(Problem(f"{path}.matchLabels", f'Invalid value: "{key}": {reason}'))
-        if len(value) > 63 or not _LABEL_NAME.match(value):
-            out.append(Problem(f"{path}.matchLabels.{key}", f'Invalid value: "{value}": not a valid label value'))
+            out.append(Problem(f"{path}.matchLabels", f"Invalid value: {_shown(key)}: {reason}"))
+        reason = label_value_problem(value)
+        if reason:
+            out.append(Problem(f"{path}.matchLabels.{key}", f"Invalid value: {_shown(value)}: {reason}"))
     return out
-
-
-def label_key_problem(key: str) -> str | None:
-    """Why ``key`` is not a valid Kubernetes label key, or ``None`` when it is.
-
-    Rule (Kubernetes "Labels and Selectors"): optional DNS-subdomain prefix of at most
-    253 characters and ``/``, then a name of 1-63 alphanumerics, ``-``, ``_``, ``.``,
-    starting and ending alphanumeric.
-    """
-    prefix, _, name = key.rpartition("/")
-    if "/" in key and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return "prefix part must be a lowercase DNS subdomain"
-    if not name or len(name) > 63 or not _LABEL_NAME.match(name):
-        return "name part must be 1-63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
-    return None
 
 
 def _status_rules(c: Component) -> list[Problem]:

@@ -3,21 +3,26 @@
 Rules from the Kubernetes API reference, "Quantity" (k8s.io/apimachinery
 ``pkg/api/resource``): ``<sign><digits>[.<digits>]<suffix>`` where the suffix is a
 binary SI suffix (``Ki Mi Gi Ti Pi Ei``), a decimal SI suffix (``n u m "" k M G T P E``)
-or a decimal exponent (``e3``, ``E-2``). Numbers in JSON (``4``) are accepted as-is.
+or a decimal exponent (``e3``, ``E-2``: an integer after ``e``/``E``). A bare ``E`` is
+the exa suffix (``1E`` is 10^18), not an exponent; ``1e`` has no meaning and is refused.
+The whole string must match: no surrounding whitespace, no trailing newline. Numbers in
+JSON (``4``) are accepted as-is.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
             "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
             "P": Decimal("1e15"), "E": Decimal("1e18")}
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$",
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?",
                        re.ASCII)
+#: Largest exponent magnitude accepted (the Go parser reads the exponent as a 32-bit int).
+MAX_EXPONENT = 2**31 - 1
 
 
 class QuantityError(ValueError):
@@ -39,19 +44,22 @@ def parse_quantity(value: Any) -> Decimal:
         return number
     if not isinstance(value, str):
         raise QuantityError(f"invalid quantity {value!r}")
-    match = _QUANTITY.match(value)
+    match = _QUANTITY.fullmatch(value)
     if match is None:
         raise QuantityError(f"invalid quantity {value!r}")
     digits, suffix = match.group(1), match.group(2) or ""
     try:
         base = Decimal(digits)
-    except InvalidOperation:
-        raise QuantityError(f"invalid quantity {value!r}") from None
-    if suffix in _BINARY:
-        return base * _BINARY[suffix]
-    if suffix[:1] in ("e", "E"):
-        return base.scaleb(int(suffix[1:]))
-    return base * _DECIMAL[suffix]
+        if suffix in _BINARY:
+            return base * _BINARY[suffix]
+        if suffix in _DECIMAL:
+            return base * _DECIMAL[suffix]
+        exponent = int(suffix[1:])
+        if abs(exponent) > MAX_EXPONENT:
+            raise QuantityError(f"invalid quantity {value!r}: exponent out of range")
+        return base.scaleb(exponent)
+    except ArithmeticError:  # InvalidOperation, Overflow: beyond what Decimal represents
+        raise QuantityError(f"invalid quantity {value!r}: out of range") from None
 
 
 def format_quantity(value: Decimal) -> str:

@@ -94,7 +94,7 @@ class Registrar(DefinitionIntake):
             Conflict: another registered definition (other name) claims the same GVK.
         """
         definition = load_definition(doc)
-        problems = [] if _NAME.match(definition.name) else [Problem(
+        problems = [] if _NAME.fullmatch(definition.name) else [Problem(
             "metadata.name", f"{definition.name!r} is not a valid resource name (lowercase letters, digits, '-', "
                              "'.'; at most 253 characters)")]
         problems += await self._trial(definition)

@@ -83,9 +83,9 @@ def type_dict(group: str, kind: str, entries: list[Entry]) -> dict[str, Any]:
 
 def _identity_problems(name: Any, group: Any) -> list[Problem]:
     problems = []
-    if not isinstance(name, str) or not _KIND.match(name):
+    if not isinstance(name, str) or not _KIND.fullmatch(name):
         problems.append(Problem("name", "must be the Kubernetes Kind (CamelCase, e.g. JobSet)"))
-    if not isinstance(group, str) or (group and group != "core" and not _GROUP.match(group)):
+    if not isinstance(group, str) or (group and group != "core" and not _GROUP.fullmatch(group)):
         problems.append(Problem("group", "must be an API group such as jobset.x-k8s.io (empty or core for core)"))
     return problems
 

@@ -25,6 +25,8 @@ from server.config import KubeSettings, Settings
 from tests.api.live import serving
 from tests.api.test_mutations import broken, jobset_definition
 
+YAML_BODY = {"Content-Type": "application/yaml"}
+
 pytestmark = pytest.mark.cluster
 
 JOBSET_NAME = "jobset-x-k8s-io-jobset-v1alpha2"
@@ -192,13 +194,13 @@ async def test_definition_registered_on_one_instance_is_used_by_another(k8s_cont
                 assert await wait_until_async(lambda: _origin(b, namespace), 30) == "catalog"
                 definition = jobset_definition(JOBSET_NAME)
                 definition["metadata"]["labels"] = {"team": "ml-platform"}
-                response = await a.post("/api/v1/definitions", content=yaml.safe_dump(definition))
+                response = await a.post("/api/v1/definitions", content=yaml.safe_dump(definition), headers=YAML_BODY)
                 assert response.status_code in (200, 201), response.text
                 await wait_until_async(lambda: _is(b, namespace, "cluster"), 30)
                 seen = (await b.get(f"/api/v1/definitions/{JOBSET_NAME}")).json()
                 assert seen["origin"] == "cluster" and seen["manifest"]["metadata"]["labels"]["team"] == "ml-platform"
 
-                invalid = await a.post("/api/v1/definitions", content=yaml.safe_dump(broken(definition)))
+                invalid = await a.post("/api/v1/definitions", content=yaml.safe_dump(broken(definition)), headers=YAML_BODY)
                 assert invalid.status_code == 422 and len(invalid.json()["details"]) >= 2
                 stored = (await kube.get(f"{KARTAS}/{JOBSET_NAME}")).json()
                 assert stored["spec"] == definition["spec"]  # the Karta was not touched

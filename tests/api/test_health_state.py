@@ -25,6 +25,8 @@ from tests.api.conftest import JOBSET
 from tests.api.conftest import gql
 from tests.api.test_mutations import broken, jobset_definition
 
+YAML_BODY = {"Content-Type": "application/yaml"}
+
 TRAIN = "/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/train"
 
 
@@ -79,7 +81,7 @@ async def test_registered_definitions_survive_a_restart(settings: Settings) -> N
         app = create_app(settings, reader=SnapshotReader.from_paths(JOBSET))
         async with app.router.lifespan_context(app), _client(app) as client:
             if round_ == 0:
-                assert (await client.post("/api/v1/definitions", content=yaml.safe_dump(jobset_definition()))
+                assert (await client.post("/api/v1/definitions", content=yaml.safe_dump(jobset_definition()), headers=YAML_BODY)
                         ).status_code == 201
             assert (await client.get(TRAIN)).json()["definition"] == "my-jobset"
     assert sorted(p.name for p in settings.state_dir.iterdir()) == ["my-jobset.yaml"]  # no temporary files
@@ -102,7 +104,7 @@ async def test_invalid_stored_file_is_skipped_and_reported(settings: Settings) -
 async def test_write_error_keeps_the_previous_definition(settings: Settings, monkeypatch) -> None:
     app = create_app(settings, reader=SnapshotReader.from_paths(JOBSET))
     async with app.router.lifespan_context(app), _client(app) as client:
-        await client.post("/api/v1/definitions", content=yaml.safe_dump(jobset_definition()))
+        await client.post("/api/v1/definitions", content=yaml.safe_dump(jobset_definition()), headers=YAML_BODY)
         changed = jobset_definition()
         changed["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"].pop("running")
 
@@ -110,7 +112,7 @@ async def test_write_error_keeps_the_previous_definition(settings: Settings, mon
             raise PermissionError(13, "Permission denied")
 
         monkeypatch.setattr(DirectoryStore, "_write", failing_write)
-        response = await client.post("/api/v1/definitions", content=yaml.safe_dump(changed))
+        response = await client.post("/api/v1/definitions", content=yaml.safe_dump(changed), headers=YAML_BODY)
         assert response.status_code == 503 and response.json()["error"] == "store_unavailable"
         registry = app.state.runtime.registry
         entry = next(e for e in registry.registered() if e.key == "my-jobset")

@@ -17,6 +17,9 @@ from tests.api.conftest import gql
 from tests.api.objects import running
 from tests.api.test_mutations import REGISTER, broken, jobset_definition
 
+YAML_BODY = {"Content-Type": "application/yaml"}
+JSON_BODY = {"Content-Type": "application/json"}
+
 TRAIN = "/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/train"
 
 
@@ -90,20 +93,20 @@ async def test_phase_wait_returns_when_a_change_arrives(app: Starlette, client: 
 
 async def test_post_definition_valid_dry_run_invalid_and_previous_kept(client: httpx.AsyncClient) -> None:
     text = yaml.safe_dump(jobset_definition())
-    dry = await client.post("/api/v1/definitions?dryRun=true", content=text)
+    dry = await client.post("/api/v1/definitions?dryRun=true", content=text, headers=YAML_BODY)
     assert dry.status_code == 200 and dry.json()["dryRun"] is True
-    created = await client.post("/api/v1/definitions", content=text, headers={"Content-Type": "application/yaml"})
+    created = await client.post("/api/v1/definitions", content=text, headers=YAML_BODY)
     assert created.status_code == 201 and created.json()["definition"]["origin"] == "state"
-    assert (await client.post("/api/v1/definitions", content=json.dumps(jobset_definition()))).status_code == 200
-    invalid = await client.post("/api/v1/definitions", content=yaml.safe_dump(broken(jobset_definition())))
+    assert (await client.post("/api/v1/definitions", content=json.dumps(jobset_definition()), headers=JSON_BODY)).status_code == 200
+    invalid = await client.post("/api/v1/definitions", content=yaml.safe_dump(broken(jobset_definition())), headers=YAML_BODY)
     assert invalid.status_code == 422
     body = invalid.json()
     assert body["error"] == "invalid_definition" and len(body["details"]) >= 2
     assert all(set(p) == {"path", "message"} for p in body["details"])
     assert (await client.get(TRAIN)).json()["definition"] == "my-jobset"
-    conflict = await client.post("/api/v1/definitions", content=yaml.safe_dump(jobset_definition("other")))
+    conflict = await client.post("/api/v1/definitions", content=yaml.safe_dump(jobset_definition("other")), headers=YAML_BODY)
     assert conflict.status_code == 409 and conflict.json()["error"] == "conflict"
-    assert (await client.post("/api/v1/definitions", content="")).status_code == 400
+    assert (await client.post("/api/v1/definitions", content="", headers=YAML_BODY)).status_code == 400
     listed = (await client.get("/api/v1/definitions")).json()
     assert "my-jobset" in [d["name"] for d in listed["items"]]
     assert (await client.delete("/api/v1/definitions/my-jobset")).status_code == 200
@@ -147,20 +150,20 @@ async def test_catalog_registration_and_bad_bodies(client: httpx.AsyncClient) ->
     created = await client.post("/api/v1/workload-types", json={"catalog": "jobset"})
     assert created.status_code == 201 and created.json()["name"] == "JobSet"
     assert (await client.post("/api/v1/workload-types", json={"catalog": "nope"})).status_code == 404
-    assert (await client.post("/api/v1/workload-types", content="{not json")).status_code == 400
+    assert (await client.post("/api/v1/workload-types", content="{not json", headers=JSON_BODY)).status_code == 400
     assert (await client.post("/api/v1/workload-types", json=[1])).status_code == 400
 
 
 async def test_request_body_limit(client: httpx.AsyncClient, app) -> None:
     limit = app.state.runtime.settings.http.max_body_bytes
-    response = await client.post("/api/v1/definitions", content=b"x" * (limit + 1))
+    response = await client.post("/api/v1/definitions", content=b"x" * (limit + 1), headers=YAML_BODY)
     assert response.status_code == 413 and response.json()["error"] == "payload_too_large"
 
     async def chunks():
         for _ in range(3):
             yield b"y" * (limit // 2 + 1)
 
-    streamed = await client.post("/graphql", content=chunks(), headers={"Content-Type": "application/json"})
+    streamed = await client.post("/graphql", content=chunks(), headers=JSON_BODY)
     assert streamed.status_code == 413
 
 
@@ -229,7 +232,7 @@ async def test_dry_run_reports_the_would_be_origin_and_persists_nothing(client: 
                                                                         settings) -> None:
     runtime = app.state.runtime
     generation = runtime.registry.generation
-    dry = await client.post("/api/v1/definitions?dryRun=true", content=yaml.safe_dump(jobset_definition()))
+    dry = await client.post("/api/v1/definitions?dryRun=true", content=yaml.safe_dump(jobset_definition()), headers=YAML_BODY)
     assert dry.status_code == 200
     assert dry.json()["dryRun"] is True and dry.json()["created"] is False
     assert dry.json()["definition"]["origin"] == "state"  # where it would be stored

@@ -115,7 +115,8 @@ async def test_registration_needs_create_on_kartas_and_stores_nothing_otherwise(
     async with auth_app(tmp_path) as (app, client):
         state = app.state.runtime.settings.state_dir
         for path in ("/api/v1/definitions", "/api/v1/definitions?dryRun=true"):
-            refused = await client.post(path, content=text, headers=bearer("bob-token"))
+            refused = await client.post(path, content=text,
+                                        headers={**bearer("bob-token"), "Content-Type": "application/yaml"})
             assert refused.status_code == 403 and refused.json()["error"] == "forbidden"
             assert "'bob' may not create kartas.run.ai" in refused.json()["message"]
         refused = await client.post("/api/v1/workload-types", json={"catalog": "jobset"}, headers=bearer("bob-token"))
@@ -123,7 +124,9 @@ async def test_registration_needs_create_on_kartas_and_stores_nothing_otherwise(
         body = await gql(client, "bob-token", register, doc=text)
         assert body["data"] is None and body["errors"][0]["extensions"]["code"] == "forbidden"
         assert not state.exists() or not list(state.iterdir())
-        assert (await client.post("/api/v1/definitions", content=text, headers=bearer("root-token"))).status_code == 201
+        created = await client.post("/api/v1/definitions", content=text,
+                                    headers={**bearer("root-token"), "Content-Type": "application/yaml"})
+        assert created.status_code == 201
         assert (state / "mine.yaml").exists()
         gone = await client.delete("/api/v1/definitions/mine", headers=bearer("bob-token"))
         assert gone.status_code == 403 and (state / "mine.yaml").exists()

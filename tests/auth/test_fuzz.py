@@ -145,7 +145,8 @@ def _body(doc: Any, as_yaml: bool) -> str:
 def test_random_definitions_through_rest_are_answered_not_crashed(client: Any, doc: Any, as_yaml: bool,
                                                                  dry_run: bool) -> None:
     response = client.post(f"/api/v1/definitions?dryRun={str(dry_run).lower()}",
-                           data=_body(doc, as_yaml).encode(), timeout=CALL_TIMEOUT_S)
+                           data=_body(doc, as_yaml).encode(), timeout=CALL_TIMEOUT_S,
+                           headers={"Content-Type": "application/yaml" if as_yaml else "application/json"})
     assert response.status_code in (200, 201, 400, 409, 413, 422), (response.text, _body(doc, as_yaml)[:2000])
     assert response.json()["error" if response.status_code >= 400 else "definition"]
 
@@ -174,5 +175,5 @@ def test_the_valid_karta_is_accepted(client: Any) -> None:
     """The mutation baseline is itself valid (so mutations test rejection paths, not noise)."""
     doc = copy.deepcopy(_valid())
     response = client.post("/api/v1/definitions?dryRun=true", data=yaml.safe_dump(doc).encode(),
-                           timeout=CALL_TIMEOUT_S)
+                           timeout=CALL_TIMEOUT_S, headers={"Content-Type": "application/yaml"})
     assert response.status_code == 200, response.text

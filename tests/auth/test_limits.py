@@ -23,6 +23,8 @@ from tests.api.live import serving
 from tests.api.test_mutations import jobset_definition
 from tests.auth.support import RULES, USERS, FakeReviewer, PluralReader, bearer, objects
 
+YAML_BODY = {"Content-Type": "application/yaml"}
+
 NORMAL = {"query": "{ workloads { totalCount nodes { name gpu { requestedBySpec } } } }"}
 TEN_MB = 10 * 1024 * 1024
 
@@ -90,7 +92,7 @@ async def test_a_ten_megabyte_body_is_refused_declared_or_streamed(base: str) ->
                 yield b"y" * (1024 * 1024)
 
         try:
-            streamed = await client.post(f"{base}/api/v1/definitions", content=chunks())
+            streamed = await client.post(f"{base}/api/v1/definitions", content=chunks(), headers=YAML_BODY)
             assert streamed.status_code == 413 and "exceeds the limit" in streamed.json()["message"]
         except httpx.WriteError:
             pass  # the server answered and closed before the whole body was sent: also a refusal
@@ -122,7 +124,7 @@ async def test_a_definition_failing_on_every_object_does_not_stop_the_others(bas
         {"byExpression": {"expression": '.spec.replicatedJobs | error("boom")', "expectedResult": "true"}}]
     bad["spec"]["structureDefinition"]["childComponents"][0]["instanceIdPath"] = '.spec | error("no ids")'
     async with httpx.AsyncClient(timeout=30) as client:
-        response = await client.post(f"{base}/api/v1/definitions", content=yaml.safe_dump(bad))
+        response = await client.post(f"{base}/api/v1/definitions", content=yaml.safe_dump(bad), headers=YAML_BODY)
         assert response.status_code == 201, response.text
         view = (await client.get(f"{base}/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/train")).json()
         assert view["definition"] == "fails-at-runtime" and view["name"] == "train"
@@ -157,7 +159,7 @@ async def test_a_yaml_alias_bomb_is_refused_quickly(base: str) -> None:
     assert len(bomb) < 8000
     register = "mutation($doc: String!) { registerDefinition(definition: $doc) { ok problems { message } } }"
     async with httpx.AsyncClient(timeout=30) as client:
-        response = await asyncio.wait_for(client.post(f"{base}/api/v1/definitions", content=bomb), 10)
+        response = await asyncio.wait_for(client.post(f"{base}/api/v1/definitions", content=bomb, headers=YAML_BODY), 10)
         assert response.status_code == 400 and "YAML aliases" in response.json()["message"], response.text
         body = (await asyncio.wait_for(client.post(f"{base}/graphql", json={
             "query": register, "variables": {"doc": bomb}}), 10)).json()

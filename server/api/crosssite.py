@@ -1,0 +1,118 @@
+"""Cross-site request refusal: a web page the user opens must not write to this server.
+
+A browser sends a cross-origin ``POST`` without asking first ("simple request") when its
+body is ``text/plain``, a form, or has no type at all, and it attaches the ``Origin`` of
+the page (Fetch standard, "CORS-safelisted request-header",
+https://fetch.spec.whatwg.org/#cors-safelisted-request-header; MDN "Cross-Origin Resource
+Sharing"). With ``--auth none`` such a request would register a definition. So, for
+every unsafe method (anything but ``GET``, ``HEAD``, ``OPTIONS``):
+
+* a request whose ``Origin`` is neither this server's own (scheme and ``Host``) nor one of
+  ``allowed_origins`` (``--cors-origin``) is refused with 403 ``cross_origin_refused``;
+* a body must be ``application/json``, ``application/yaml`` or, on ``/graphql``, also
+  ``application/graphql``; anything else (or no ``Content-Type``) is refused with 415
+  ``unsupported_media_type``. Those types are not CORS-safelisted, so a browser must send
+  a preflight first, which only origins in ``allowed_origins`` pass.
+
+``GET`` stays open: its answer cannot be read by another origin without CORS headers,
+and mutations over ``GET`` are refused by the GraphQL view (405-like 400). WebSocket
+handshakes are checked by strawberry's view against the same ``allowed_origins``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server.api.errors import error_response
+
+log = logging.getLogger(__name__)
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+WRITE_TYPES = ("application/json", "application/yaml")
+GRAPHQL_TYPES = ("application/json", "application/graphql", "application/graphql+json")
+DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443"}
+
+
+def normalize_origin(origin: str) -> str:
+    """``scheme://host[:port]`` lowercased, default port dropped (RFC 6454 section 6.2)."""
+    scheme, _, rest = origin.strip().lower().partition("://")
+    host, _, port = rest.rstrip("/").partition(":")
+    return f"{scheme}://{host}" if not port or DEFAULT_PORTS.get(scheme) == port else f"{scheme}://{host}:{port}"
+
+
+def media_type(headers: Headers) -> str:
+    """The ``Content-Type`` without parameters, lowercased ("" when absent)."""
+    return headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+class CrossSiteMiddleware:
+    """Refuse cross-origin writes and writes with a media type a browser may send unasked.
+
+    Args:
+        app: the wrapped ASGI app.
+        allowed_origins: origins (``https://portal.example.com``) allowed besides this
+            server's own.
+    """
+
+    def __init__(self, app: ASGIApp, allowed_origins: Iterable[str] = ()) -> None:
+        self.app = app
+        origins = list(allowed_origins)
+        self.any_origin = "*" in origins
+        self.allowed = frozenset(normalize_origin(o) for o in origins if o != "*")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method", "GET") in SAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refusal = self.refusal(scope, headers)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        status, code, message = refusal
+        log.info("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
+        await error_response(status, code, message)(scope, receive, send)
+
+    def refusal(self, scope: Scope, headers: Headers) -> tuple[int, str, str] | None:
+        """(status, code, message) when the request must be refused, else None."""
+        origin = headers.get("origin")
+        if origin is not None and not self.origin_allowed(scope, headers, origin):
+            return 403, "cross_origin_refused", (
+                f"requests from origin {origin!r} may not write here; serve the portal from this server's "
+                "origin or start the server with --cors-origin for it")
+        if scope.get("method") == "DELETE" and not headers.get("content-length", "0").strip("0"):
+            return None  # no body to type
+        accepted = GRAPHQL_TYPES if scope.get("path", "").rstrip("/") == "/graphql" else WRITE_TYPES
+        found = media_type(headers)
+        if found not in accepted:
+            shown = repr(found) if found else "no Content-Type"
+            return 415, "unsupported_media_type", (f"{shown} is not accepted here; send the body as "
+                                                   f"{' or '.join(accepted)}")
+        return None
+
+    def origin_allowed(self, scope: Scope, headers: Headers, origin: str) -> bool:
+        """True for this server's own origin (same scheme and ``Host``) or an allowed one."""
+        normalized = normalize_origin(origin)
+        if self.any_origin or normalized in self.allowed:
+            return True
+        host = headers.get("host")
+        return host is not None and normalized == normalize_origin(f"{scope.get('scheme', 'http')}://{host}")
+
+
+def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:
+    """starlette's ``CORSMiddleware`` for ``origins`` (empty: none, CORS stays off).
+
+    Preflight (``OPTIONS`` with ``Access-Control-Request-Method``) is answered for the
+    listed origins; methods GET, POST, DELETE; headers ``Content-Type`` and
+    ``Authorization`` (bearer tokens, not cookies: no credentials mode).
+    """
+    if not origins:
+        return []
+    return [Middleware(CORSMiddleware, allow_origins=list(origins), allow_methods=["GET", "POST", "DELETE"],
+                       allow_headers=["Content-Type", "Authorization"], max_age=600)]
