@@ -14,6 +14,7 @@ from strawberry.extensions import AddValidationRules, MaskErrors, MaxTokensLimit
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
+from schema.cluster import StaleExtension
 from schema.mutation import Mutation
 from schema.query import Query
 from schema.subscription import Subscription
@@ -49,6 +50,7 @@ def build_schema() -> Schema:
             lambda: ParserCache(maxsize=CACHE_SIZE),
             lambda: ValidationCache(maxsize=CACHE_SIZE),
             lambda: MaskErrors(should_mask_error=is_unexpected),
+            StaleExtension,
         ],
     )
 

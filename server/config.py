@@ -87,6 +87,8 @@ class KubeSettings:
     install_karta_crd: bool = False
     cluster_name: str = ""
     """Name reported in the GraphQL ``cluster`` field (default: the context, or ``default``)."""
+    stale_after_s: float = 30.0
+    """Seconds a failing list/watch may last before answers are flagged stale."""
 
 
 @dataclass(slots=True)
@@ -139,6 +141,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_LOG_FORMAT": ("log_format", str),
     "WMAP_LOG_LEVEL": ("log_level", str),
     "WMAP_GPU_RESOURCES": ("gpu_resources", _words),
+    "WMAP_STALE_AFTER": ("stale_after", float),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 

@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
     s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)",
                        epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
                               "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
-                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL and WMAP_GPU_RESOURCES.")
+                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES and WMAP_STALE_AFTER.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
     _source_flags(s)
@@ -58,6 +58,8 @@ def register(sub: Any) -> None:
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
     s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")
+    s.add_argument("--stale-after", type=float, default=None,
+                   help="seconds a failing list/watch may last before answers are flagged stale (default 30)")
     s.add_argument("--log-format", choices=FORMATS, default=None)
     s.add_argument("--log-level", default=None)
     s.add_argument("--auth", choices=("none", "kubernetes"), default=None,
@@ -120,12 +122,16 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         http=http, auth=auth,
         kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
                           namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
-                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
+                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name,
+                          stale_after_s=_pick(args, env, "stale_after", 30.0)),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
         metrics_public=_pick(args, env, "metrics_public", True))
     if auth.mode not in ("none", "kubernetes"):
         raise InvalidRequest(f"WMAP_AUTH must be none or kubernetes, got {auth.mode!r}")
+    if not settings.kube.stale_after_s >= 0:
+        raise InvalidRequest(f"--stale-after (WMAP_STALE_AFTER) must be a number of seconds >= 0, "
+                             f"got {settings.kube.stale_after_s!r}")
     if settings.log_format not in FORMATS:
         raise InvalidRequest(f"WMAP_LOG_FORMAT must be one of {', '.join(FORMATS)}, got {settings.log_format!r}")
     if args.catalog_dir:
