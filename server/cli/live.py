@@ -11,6 +11,17 @@ The TYPE of ``get`` (and the KIND of ``describe KIND/NAME``) is a kind (case-ins
 optionally plural), ``kind.group``, a definition name, or a catalog alias (``ray``,
 ``ksvc``, ``deploy``: ``wmap catalog`` lists them); an alias names a group/kind, served by
 whichever definition is in force for it (a registered one wins over the catalog).
+
+Top-level rule, the same as the server's (``WorkloadService.is_top_level``): an object is a
+workload of its own unless a controller owner up its chain (``controller: true``
+ownerReferences, https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/)
+exists and is a kind some definition covers. The server watches every kind of every
+definition in force, so it sees those owners; the CLI watches only the requested type's
+kinds at first, then the kinds that the listed objects' controller ownerReferences name
+(``apiVersion``/``kind``, mapped to the version the definitions watch), round by round up
+the chain (at most ``MAX_OWNER_DEPTH`` rounds). An owner whose kind cannot be read
+(``forbidden``, ``crd_missing``) is reported on stderr with the objects it leaves
+undecided; those are listed, as the server lists them.
 """
 
 from __future__ import annotations
@@ -194,10 +205,14 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
     await cache.start()
     if not await cache.wait_synced(SYNC_TIMEOUT_S):
         print(f"warning: caches not synced after {SYNC_TIMEOUT_S:g}s; results may be incomplete", file=sys.stderr)
+    _merge_kartas(registry, cache)
+    from server.cli.owners import report_unreadable_owners, watch_owner_kinds
+
+    await watch_owner_kinds(cache, registry, timeout=SYNC_TIMEOUT_S)
+    report_unreadable_owners(cache, registry)
     for status in cache.states().values():
         if status.state in ("crd_missing", "forbidden"):
             print(f"warning: {status.gvk.kind}.{status.gvk.group or 'core'}: {status.state}", file=sys.stderr)
-    _merge_kartas(registry, cache)
     return cache, cache.stop
 
 
