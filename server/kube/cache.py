@@ -42,7 +42,7 @@ from server.kube.api import KubeApi, ResourceClient
 from server.kube.client import KubeClient, connect
 from server.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
 from server.kube.errors import NETWORK, KubeApiError
-from server.kube.graph import GraphSink, ObjectGraph
+from server.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
 from server.kube.reader import InformerState, InformerStatus
 from server.kube.reflector import ListWatch, Reflector, ReflectorOptions
 
@@ -71,6 +71,7 @@ class CacheOptions:
         recheck_interval: seconds between re-resolutions of missing or failed kinds.
         stale_after: seconds a list/watch may fail before its data is flagged stale.
         probe_interval: seconds between API server probes while a reflector is failing.
+        queue_size: capacity of each ``subscribe()`` queue (see ``ObjectGraph``).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -80,6 +81,7 @@ class CacheOptions:
     recheck_interval: float = 60.0
     stale_after: float = 30.0
     probe_interval: float = 0.5
+    queue_size: int = DEFAULT_QUEUE_SIZE
 
 
 @dataclass(eq=False)
@@ -113,7 +115,7 @@ class InformerCache(ObjectGraph):
         close_client: bool = False, probe: Probe | None = None,
     ) -> None:
         self.options = options or CacheOptions()
-        super().__init__(full=self.options.full_objects)
+        super().__init__(full=self.options.full_objects, queue_size=self.options.queue_size)
         if discovery is None or sources is None:
             if client is None:
                 raise ValueError("InformerCache needs a client, or both discovery and sources")
