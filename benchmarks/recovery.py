@@ -86,10 +86,12 @@ async def outage_once(cp: Any, runtime: Any, namespace: str, *, outage_s: float,
 
     Returns:
         ``{outage_s (stop request until ready again), stop_s (kube-apiserver shutdown), flagged_stale_s, synced_again_s,
-        change_visible_s, probes, wakeups}`` in seconds and counts; a figure is ``None``
+        change_visible_s, relists (full lists the recovery needed), informers, probes,
+        wakeups}`` in seconds and counts; a figure is ``None``
         when its wait ran out.
     """
     cache = runtime.reader
+    relists = sum(st.relists for st in runtime.states().values())
     t_stop = time.monotonic()
     await asyncio.to_thread(cp.stop_apiserver)
     stopped = time.monotonic() - t_stop
@@ -99,6 +101,7 @@ async def outage_once(cp: Any, runtime: Any, namespace: str, *, outage_s: float,
     await asyncio.to_thread(cp.start_apiserver)  # returns once /readyz is 200
     down = time.monotonic() - t_stop
     synced = await _wait(lambda: _recovered(runtime), timeout)
+    relists = sum(st.relists for st in runtime.states().values()) - relists
     queue = cache.subscribe()
     try:
         name = f"after-{secrets.token_hex(3)}"
@@ -112,7 +115,7 @@ async def outage_once(cp: Any, runtime: Any, namespace: str, *, outage_s: float,
         cache.unsubscribe(queue)
     return {"outage_s": round(down, 1), "stop_s": round(stopped, 1),
             "flagged_stale_s": _round(flagged), "synced_again_s": _round(synced), "change_visible_s": _round(change),
-            "probes": cache.probes, "wakeups": cache.wakeups}
+            "relists": relists, "informers": len(runtime.states()), "probes": cache.probes, "wakeups": cache.wakeups}
 
 
 def _round(value: float | None) -> float | None:
