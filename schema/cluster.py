@@ -1,6 +1,6 @@
 """GraphQL ``cluster`` (how current the served data is) and the ``extensions.stale`` entry.
 
-``Query.cluster`` answers ``{ name synced stale since error staleKinds }`` from
+``Query.cluster`` answers ``{ name synced stale since error staleKinds lastSuccess }`` from
 ``server.kube.freshness``. ``StaleExtension`` adds ``"extensions": {"stale": {...}}`` to every
 query or mutation answered while the cache is stale, so a client that did not ask for
 ``cluster`` still learns that the data may be out of date (GraphQL spec, "Response
@@ -15,7 +15,7 @@ from typing import Any
 import strawberry
 from strawberry.extensions import SchemaExtension
 
-from server.kube.freshness import FRESH, Freshness, freshness
+from server.kube.freshness import FRESH, Freshness, freshness, iso_time
 
 
 def freshness_of(context: Any) -> Freshness:
@@ -66,6 +66,12 @@ class Cluster:
     def error(self) -> str:
         """Error text."""
         return self.freshness.error
+
+    @strawberry.field(description="RFC 3339 time by which every watched kind had last heard from the API server "
+                                  "(a list, accepted watch, event or bookmark); null until every kind has.")
+    def last_success(self) -> str | None:
+        """Oldest last contact."""
+        return iso_time(self.freshness.last_success)
 
     @strawberry.field(description="group/version/Kind of every stale kind, sorted.")
     def stale_kinds(self) -> list[str]:

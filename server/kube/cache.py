@@ -23,8 +23,9 @@ list/watch has failed for longer than ``stale_after`` seconds reports ``stale``
 (``server.kube.freshness`` sums that up per cluster).
 
 Recovery: while any reflector is failing, a probe (``GET /readyz`` by default) runs every
-``probe_interval`` seconds; the first answer wakes every failing reflector, so they
-reconnect as soon as the API server is back instead of sleeping out their backoff.
+``probe_interval`` seconds; the first answer after a failed probe wakes every failing
+reflector, so they reconnect as soon as the API server is back instead of sleeping out
+their backoff.
 Model: kubernetes-sigs/controller-runtime ``pkg/cache/informer_cache.go``.
 """
 
@@ -243,15 +244,22 @@ class InformerCache(ObjectGraph):
         return found + ([self._crd_reflector] if self._crd_reflector is not None else [])
 
     async def _recovery_loop(self) -> None:
-        """While a reflector is failing, probe the API server; wake them all once it answers."""
+        """While a reflector is failing, probe the API server; once it answers after having
+        failed a probe, wake every failing reflector (once: a kind failing on a healthy
+        server, such as a broken conversion webhook, keeps its backoff)."""
         assert self._probe is not None
+        server_down = False
         while True:
             await asyncio.sleep(self.options.probe_interval)
             failing = [r for r in self._all_reflectors() if r.down_since_mono is not None]
             if not failing:
+                server_down = False
                 continue
             self.probes += 1
-            if await self._probe():
+            if not await self._probe():
+                server_down = True
+            elif server_down:
+                server_down = False
                 self.wakeups += 1
                 log.info("API server answers again; reconnecting %d reflector(s)", len(failing))
                 for reflector in failing:

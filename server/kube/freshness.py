@@ -37,6 +37,9 @@ class Freshness:
         error: the last error text of a failing kind (the first stale one, else the first
             one in ``error``), ``""`` when none is failing.
         stale_kinds: ``group/version/Kind`` of every stale kind, sorted.
+        last_success: the oldest of the informers' last successful contacts (list,
+            accepted watch, event or bookmark; ``time.time()`` seconds): every kind has
+            heard from the API server since then. ``None`` until every informer has.
     """
 
     synced: bool
@@ -44,6 +47,7 @@ class Freshness:
     since: float | None
     error: str
     stale_kinds: tuple[str, ...] = ()
+    last_success: float | None = None
 
     @property
     def since_iso(self) -> str | None:
@@ -51,9 +55,9 @@ class Freshness:
         return iso_time(self.since)
 
     def to_dict(self) -> dict[str, object]:
-        """JSON shape: ``{synced, stale, since, error, staleKinds}`` (``since`` RFC 3339)."""
+        """JSON shape: ``{synced, stale, since, error, staleKinds, lastSuccess}`` (times RFC 3339)."""
         return {"synced": self.synced, "stale": self.stale, "since": self.since_iso, "error": self.error,
-                "staleKinds": list(self.stale_kinds)}
+                "staleKinds": list(self.stale_kinds), "lastSuccess": iso_time(self.last_success)}
 
 
 FRESH = Freshness(synced=True, stale=False, since=None, error="")
@@ -79,10 +83,12 @@ def freshness(states: Mapping[GVK, InformerStatus]) -> Freshness:
     stale = [s for s in states.values() if s.stale]
     failing = stale or [s for s in states.values() if s.state == "error"]
     downs = [s.down_since for s in stale if s.down_since is not None]
+    contacts = [s.last_success for s in states.values() if s.state not in ("crd_missing", "forbidden")]
     return Freshness(
         synced=all(s.is_settled for s in states.values()),
         stale=bool(stale),
         since=min(downs) if downs else None,
         error=next((s.last_error for s in failing if s.last_error), ""),
         stale_kinds=tuple(sorted(kind_name(s.gvk) for s in stale)),
+        last_success=None if None in contacts else min(contacts, default=None),  # type: ignore[type-var]
     )

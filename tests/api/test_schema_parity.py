@@ -96,3 +96,22 @@ def test_walk_reports_a_missing_field() -> None:
     role = schema._schema.type_map["Role"]
     _walk({"name": "x", "noSuchField": 1, "replicas": {"desired": 1, "extra": 2}}, role, "Role", missing)
     assert missing == ["Role.noSuchField (no Role.noSuchField)", "Role.replicas.extra (no Replicas.extra)"]
+
+
+ROLES = """{ workload(namespace: "ml", group: "jobset.x-k8s.io", kind: "JobSet", name: "train") {
+  roles { name nodes podResources { gpus cpuMillis memoryBytes } } } }"""
+
+
+async def test_role_nodes_and_pod_resources_equal_the_rest_view(client: Any) -> None:
+    from tests.api.conftest import gql
+
+    body = await gql(client, ROLES)
+    roles = body["data"]["workload"]["roles"]
+    # The fixture: leader pod on node-a, worker-0 pod on node-a, worker-1 pod not scheduled;
+    # every pod requests cpu 2 (2000 m), memory 8Gi (8 * 2**30 = 8589934592 B), 4 GPUs.
+    per_pod = {"gpus": 4.0, "cpuMillis": 2000.0, "memoryBytes": 8589934592.0}
+    assert roles == [{"name": "leader", "nodes": ["node-a"], "podResources": per_pod},
+                     {"name": "worker", "nodes": ["node-a"], "podResources": per_pod}]
+    rest = (await client.get("/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/train")).json()
+    assert [(r["name"], r["nodes"], r["podResources"]["gpus"]) for r in rest["roles"]] == [
+        (r["name"], r["nodes"], r["podResources"]["gpus"]) for r in roles]

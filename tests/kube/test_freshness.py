@@ -186,12 +186,41 @@ def test_freshness_summary_of_statuses() -> None:
                            stale=True)
     assert freshness({}).stale is False and freshness({}).synced is True
     assert freshness({POD: fresh}).to_dict() == {"synced": True, "stale": False, "since": None, "error": "",
-                                                 "staleKinds": []}
+                                                 "staleKinds": [], "lastSuccess": None}
     # failing but under the threshold: the error is reported, the data is not flagged
     assert freshness({POD: fresh, jobs: failing}).to_dict() == {
-        "synced": True, "stale": False, "since": None, "error": "connection refused", "staleKinds": []}
+        "synced": True, "stale": False, "since": None, "error": "connection refused", "staleKinds": [],
+        "lastSuccess": None}
     # 100.0 s after the epoch is 1970-01-01T00:01:40Z
     assert freshness({POD: fresh, jobs: stale}).to_dict() == {
         "synced": True, "stale": True, "since": "1970-01-01T00:01:40Z", "error": "connection refused",
-        "staleKinds": ["batch/v1/Job"]}
+        "staleKinds": ["batch/v1/Job"], "lastSuccess": None}
     assert freshness({POD: InformerStatus(POD, "syncing")}).synced is False
+    # lastSuccess: the oldest contact (150 s after the epoch = 00:02:30Z); a missing kind does not count
+    contacts = {POD: InformerStatus(POD, "synced", has_synced=True, last_success=200.0),
+                jobs: InformerStatus(jobs, "synced", has_synced=True, last_success=150.0),
+                GVK("x.io", "v1", "Gone"): InformerStatus(GVK("x.io", "v1", "Gone"), "crd_missing")}
+    assert freshness(contacts).to_dict()["lastSuccess"] == "1970-01-01T00:02:30Z"
+
+
+async def test_a_kind_failing_on_a_healthy_server_keeps_its_backoff() -> None:
+    """The probe answers (the server is up) while one kind fails (say, a broken conversion
+    webhook): no wake-up, so the 5 s backoff holds and the list is not retried within 1 s."""
+    source = ScriptedListWatch([KubeApiError(500, "InternalError", "conversion webhook failed")] * 100, [])
+    probes = []
+
+    async def healthy() -> bool:
+        probes.append(1)
+        return True
+
+    options = CacheOptions(reflector=SLOW_BACKOFF, stale_after=0.2, probe_interval=0.02, watch_crds=False)
+    cache = InformerCache(discovery=Discovery(FakeJson({"/api/v1": CORE_V1})), sources=lambda i, n: source,
+                          options=options, probe=healthy)
+    cache.watch(POD)
+    await cache.start()
+    try:
+        assert await wait_for(lambda: len(probes) >= 20, timeout=3)
+        assert source.list_calls == 1 and cache.wakeups == 0
+        assert cache.state(POD).stale and "conversion webhook failed" in cache.state(POD).last_error
+    finally:
+        await cache.stop()

@@ -23,7 +23,7 @@ from .test_freshness import POD, SLOW_BACKOFF, Outage
 
 pytestmark = pytest.mark.timeout(60)
 
-CLUSTER = "{ cluster { name synced stale since error staleKinds } }"
+CLUSTER = "{ cluster { name synced stale since error staleKinds lastSuccess } }"
 
 
 def metric(text: str, name: str, labels: str = "") -> float | None:
@@ -59,6 +59,7 @@ async def test_an_outage_is_flagged_in_every_interface_and_cleared(tmp_path: Pat
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
                 assert await cache.wait_synced(5)
                 fresh = await interfaces(c)
+                assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fresh["cluster"].pop("lastSuccess"))
                 assert fresh["cluster"] == {"name": "local", "synced": True, "stale": False, "since": None,
                                             "error": "", "staleKinds": []}
                 assert fresh["extensions"] == {} and fresh["header"] == "false" and fresh["since_header"] is None
