@@ -1,4 +1,4 @@
-"""The Query root: workloads (cursor-paginated), one workload, definitions, GPU summary.
+"""The Query root: workloads (cursor-paginated), one workload, definitions, GPU summary, cluster.
 
 Visibility (``server.auth.scope``): ``workloads`` and ``gpuSummary`` hold only what the
 caller may list; ``workload`` is null for one the caller may not list, exactly as for a
@@ -12,6 +12,7 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
+from schema.cluster import Cluster, freshness_of
 from schema.context import Context
 from schema.definitions import Definition, SkippedDefinition
 from server.service.lookup import definition_for, definitions_in_force
@@ -115,6 +116,12 @@ class Query:
             return None
         await ctx.learn_pod_access([view.namespace])
         return _workload(view, ctx)
+
+    @strawberry.field(description="The cluster this server reads and how current its cache is (answers even "
+                                  "before the caches are synced).")
+    def cluster(self, info: Info[Context, None]) -> Cluster:
+        """Name, synced, stale, since, error."""
+        return Cluster(name=info.context.cluster, freshness=freshness_of(info.context))
 
     @strawberry.field(description="Definitions in force (one per root GVK, sorted by name); with "
                                   "includeShadowed also registered definitions another one shadows.")

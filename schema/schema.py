@@ -30,6 +30,7 @@ from strawberry.extensions.max_aliases import create_validator as max_aliases_ru
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
 from schema.cost import CostLimits, QueryRefused, operation_cost
+from schema.cluster import StaleExtension
 from schema.mutation import Mutation
 from schema.query import Query
 from schema.subscription import Subscription
@@ -110,6 +111,7 @@ def build_schema() -> Schema:
             QueryCost,
             lambda: ValidationCache(maxsize=CACHE_SIZE),
             lambda: MaskErrors(should_mask_error=is_unexpected),
+            StaleExtension,
         ],
     )
 

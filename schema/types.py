@@ -404,10 +404,25 @@ class Role:
         chosen = [self.view.instance] if self.view.instance is not None else self.view.component.instances
         return [Instance(view=i, policy=self.policy) for i in chosen]
 
+    @strawberry.field(description="Effective request of one pod of the role (its instance's, else the first "
+                                  "instance's; empty when the component has none), as REST roles[].podResources.")
+    def pod_resources(self) -> Resources:
+        """Per-pod requests."""
+        instance = self.view.instance
+        if instance is None and self.view.component.instances:
+            instance = self.view.component.instances[0]
+        return Resources(requests=instance.pod_requests if instance is not None else {}, policy=self.policy)
+
     @strawberry.field
     def pods(self, info: Info[Context, None]) -> list[Pod]:
         """Pods of the role."""
         return pods(self.view.pods, self.policy, info)
+
+    @strawberry.field(description="Distinct nodes of the role's pods, sorted (as REST roles[].nodes; only where "
+                                  "the caller may get pods).")
+    def nodes(self, info: Info[Context, None]) -> list[str]:
+        """Node names."""
+        return sorted({p.view.node for p in pods(self.view.pods, self.policy, info) if p.view.node})
 
     @strawberry.field
     def gpu(self) -> GpuAggregate:
@@ -587,3 +602,4 @@ class Workload:
     def errors(self) -> list[ResolutionError]:
         """Resolution problems."""
         return [ResolutionError.of(e) for e in self.view.errors]
+

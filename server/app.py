@@ -47,7 +47,7 @@ from server.api.auth import AuthMiddleware
 from server.api.crosssite import CrossSiteMiddleware, cors_middleware
 from server.api.errors import EXCEPTION_HANDLERS
 from server.api.metrics import Metrics
-from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware
+from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
 from server.api.routes import build_routes
 from server.api.runtime import Runtime
 from server.auth.access import Access, KubernetesAccess, OpenAccess
@@ -146,7 +146,8 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
                     Middleware(CrossSiteMiddleware, allowed_origins=settings.http.cors_origins),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
                     Middleware(AuthMiddleware, runtime=runtime),
-                    Middleware(SettleAfterDefinitionChange, runtime=runtime)],
+                    Middleware(SettleAfterDefinitionChange, runtime=runtime),
+                    Middleware(StaleHeaderMiddleware, runtime=runtime)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=partial(_lifespan, runtime),
     )
@@ -172,7 +173,8 @@ async def _open_cluster(runtime: Runtime) -> object:
 
     kube = runtime.settings.kube
     client = await connect(kube.kubeconfig, context=kube.context)
-    cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces)), close_client=True)
+    cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces),
+                                                       stale_after=kube.stale_after_s), close_client=True)
     runtime.attach(cache, KartaStore(_store_client(runtime, client)), watch=cache.watch)
     runtime.source = f"cluster {client.host} ({client.source})"
     runtime.cluster = kube.cluster_name or kube.context or "default"

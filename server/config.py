@@ -100,6 +100,8 @@ class KubeSettings:
     install_karta_crd: bool = False
     cluster_name: str = ""
     """Name reported in the GraphQL ``cluster`` field (default: the context, or ``default``)."""
+    stale_after_s: float = 30.0
+    """Seconds a failing list/watch may last before answers are flagged stale."""
 
 
 @dataclass(slots=True)
@@ -185,6 +187,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_RESOLUTION_TIMEOUT": ("resolution_timeout", float),
     "WMAP_SHARED_GPU_RESOURCES": ("shared_gpu_resources", _words),
     "WMAP_DRA_GPU_CLASSES": ("dra_gpu_classes", _words),
+    "WMAP_STALE_AFTER": ("stale_after", float),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 

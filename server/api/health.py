@@ -5,7 +5,11 @@ storms). ``/readyz`` is 503 until start-up finished, every watched informer has 
 once and every workload found then has a materialized view ("resolved N of M" in the
 verbose output); informers whose CRD is missing or that are forbidden do not block but are
 reported.
-With ``?verbose`` one ``[+]``/``[-]`` line per check is listed, as kube-apiserver does.
+With ``?verbose`` one ``[+]``/``[-]`` line per check is listed, as kube-apiserver does,
+each failing informer with its error text, and a ``freshness`` line (see
+``server.kube.freshness``). Stale data does **not** make ``/readyz`` 503: every replica reads
+the same API server, so an outage would take all of them out of their Service at once and
+turn answers flagged stale into connection errors (the reasoning is in the README).
 ``/healthz`` is the deprecated alias of ``/readyz``.
 """
 
@@ -15,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
 from server.api.runtime import Runtime, runtime_of
+from server.kube.freshness import freshness, iso_time, kind_name
 from server.kube.reader import InformerStatus
 
 
@@ -30,14 +35,25 @@ async def livez(request: Request) -> PlainTextResponse:
 
 
 def _informer_line(status: InformerStatus) -> str:
-    gvk = status.gvk
-    name = f"informer {gvk.group or 'core'}/{gvk.version}/{gvk.kind}"
+    name = f"informer {kind_name(status.gvk)}"
     if status.state in ("crd_missing", "forbidden"):
         hint = "CRD not installed" if status.state == "crd_missing" else "not allowed to list/watch"
         return f"[+]{name} {status.state} ({hint}; not blocking)"
     sign = "+" if status.is_settled else "-"
-    error = f": {status.last_error}" if status.last_error and not status.is_settled else ""
-    return f"[{sign}]{name} {status.state} objects={status.count}{error}"
+    failing = not status.is_settled or status.state == "error" or status.stale
+    error = f": {status.last_error}" if status.last_error and failing else ""
+    stale = f" stale since {iso_time(status.down_since)}" if status.stale else ""
+    return f"[{sign}]{name} {status.state} objects={status.count}{stale}{error}"
+
+
+def freshness_line(runtime: Runtime) -> str:
+    """The ``freshness`` check line: ``fresh``, or ``stale since T (kinds): error`` (never
+    blocking: stale data is served, flagged)."""
+    summary = freshness(runtime.states())
+    if not summary.stale:
+        return "[+]freshness ok"
+    kinds = ", ".join(summary.stale_kinds)
+    return f"[+]freshness stale since {summary.since_iso} ({kinds}; served flagged): {summary.error}"
 
 
 def checks(runtime: Runtime) -> list[str]:
@@ -49,6 +65,7 @@ def checks(runtime: Runtime) -> list[str]:
         resolved, known = service.progress()
         sign = "+" if service.is_ready() else "-"
         lines.append(f"[{sign}]views resolved {resolved} of {known}")
+    lines.append(freshness_line(runtime))
     if runtime.karta_crd:
         ok = runtime.karta_crd in ("present", "installed")
         note = "" if ok else " (definitions cannot be registered; start with --install-karta-crd)"

@@ -2,10 +2,12 @@
 
 Recorded as they happen: request latency (method, route template, status), view
 resolution time and resolution errors (per definition). Read at scrape time from the
-runtime: informer state, events, relists, watch restarts, cached objects (per GVK),
+runtime: informer state, events, relists, watch restarts, cached objects, seconds since
+the informer last heard from the API server and staleness (per GVK), cluster staleness,
 definitions in force by origin, shadowed and skipped definitions, dropped subscriber
-events, and the materialized views: workloads resolved / known, dirty, resolution
-timeouts, quarantined definitions, replaced resolver workers, view changes published.
+events (client subscriber queues of ``Reader.subscribe``), the depth of the internal queues, and
+the materialized views: workloads resolved / known, dirty, resolution timeouts,
+quarantined definitions, replaced resolver workers, view changes published.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
+from server.kube.freshness import freshness, kind_name
 from server.resolution import WorkloadView
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -79,15 +82,25 @@ class _StateCollector(Collector):
         events = CounterMetricFamily("wmap_informer_events", "Watch events applied", labels=label)
         relists = CounterMetricFamily("wmap_informer_relists", "Full lists done", labels=label)
         restarts = CounterMetricFamily("wmap_informer_watch_restarts", "Watch streams reopened", labels=label)
-        for gvk, status in runtime.states().items():
-            name = f"{gvk.group or 'core'}/{gvk.version}/{gvk.kind}"
+        age = GaugeMetricFamily("wmap_informer_last_event_age_seconds", "Seconds since the informer last heard "
+                                "from the API server (list, accepted watch, event or bookmark)", labels=label)
+        stale = GaugeMetricFamily("wmap_informer_stale", "1 while the informer's list/watch has failed for "
+                                  "longer than --stale-after", labels=label)
+        states = runtime.states()
+        for gvk, status in states.items():
+            name = kind_name(gvk)
             synced.add_metric([name], 1.0 if status.has_synced else 0.0)
             state.add_metric([name, status.state], 1.0)
             objects.add_metric([name], status.count)
             events.add_metric([name], status.events)
             relists.add_metric([name], status.relists)
             restarts.add_metric([name], status.watch_restarts)
-        yield from (synced, state, objects, events, relists, restarts)
+            if status.last_success_age is not None:
+                age.add_metric([name], status.last_success_age)
+            stale.add_metric([name], 1.0 if status.stale else 0.0)
+        yield from (synced, state, objects, events, relists, restarts, age, stale)
+        yield GaugeMetricFamily("wmap_cluster_stale", "1 while any informer is stale (answers are flagged)",
+                                value=1.0 if freshness(states).stale else 0.0)
         definitions = GaugeMetricFamily("wmap_definitions", "Definitions in force by origin", labels=["origin"])
         counts: dict[str, int] = {}
         for entry in runtime.registry.entries():
@@ -104,6 +117,7 @@ class _StateCollector(Collector):
         if reader is not None:
             yield CounterMetricFamily("wmap_subscriber_dropped_events", "Change events dropped for slow "
                                       "subscribers", value=getattr(reader, "dropped_events", 0))
+            yield _queue_depths(reader)
         if runtime.service is not None:
             yield from _view_metrics(runtime.service)
 
@@ -129,3 +143,19 @@ def _view_metrics(service: Any) -> Iterator[Metric]:
                               value=materializer.pool.replaced)
     yield CounterMetricFamily("wmap_definitions_quarantined", "Definitions quarantined for repeated timeouts",
                               value=materializer.quarantines)
+
+
+def _queue_depths(reader: Any) -> GaugeMetricFamily:
+    """``wmap_queue_depth{queue}``: events waiting in the subscriber queues (``subscribers``:
+    all of them, ``subscribers_max``: the fullest one) and in any queue a reader reports
+    through an optional ``queue_depths() -> {name: depth}`` method."""
+    family = GaugeMetricFamily("wmap_queue_depth", "Events waiting in an internal queue", labels=["queue"])
+    queues = list(getattr(reader, "_queues", ()))
+    depths = [q.qsize() for q in queues]
+    family.add_metric(["subscribers"], sum(depths))
+    family.add_metric(["subscribers_max"], max(depths, default=0))
+    extra = getattr(reader, "queue_depths", None)
+    if callable(extra):
+        for name, depth in sorted(extra().items()):
+            family.add_metric([str(name)], float(depth))
+    return family

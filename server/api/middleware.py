@@ -1,8 +1,5 @@
-"""Pure-ASGI middleware.
-
-Request body limit (JSON 413), per-request time budget (JSON 504) and request latency
-metrics.
-"""
+"""Pure-ASGI middleware: request body limit (JSON 413), per-request time budget (JSON 504),
+request latency metrics and the stale-data header."""
 
 from __future__ import annotations
 
@@ -16,6 +13,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.api.errors import DeadlineExceeded, PayloadTooLarge, error_response, response_for
+from server.kube.freshness import freshness
 
 log = logging.getLogger(__name__)
 
@@ -144,3 +142,37 @@ def extend_deadline(conn: HTTPConnection, seconds: float) -> None:
     budget = conn.scope.get(DEADLINE_KEY)
     if isinstance(budget, asyncio.Timeout):
         budget.reschedule(asyncio.get_running_loop().time() + seconds)
+
+
+STALE_HEADER = b"x-wmap-stale"
+STALE_SINCE_HEADER = b"x-wmap-stale-since"
+
+
+class StaleHeaderMiddleware:
+    """Mark every HTTP answer with ``X-Wmap-Stale: true|false`` (and, while stale,
+    ``X-Wmap-Stale-Since``: RFC 3339 start of the outage), from ``server.kube.freshness``.
+
+    A header and not a body field, so every JSON shape stays as documented; GraphQL
+    answers also carry ``extensions.stale``.
+    """
+
+    def __init__(self, app: ASGIApp, runtime: Any) -> None:
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def marking(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                summary = freshness(self.runtime.states())
+                headers = list(message.get("headers") or [])
+                headers.append((STALE_HEADER, b"true" if summary.stale else b"false"))
+                if summary.stale and summary.since_iso:
+                    headers.append((STALE_SINCE_HEADER, summary.since_iso.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, marking)

@@ -11,6 +11,17 @@ The TYPE of ``get`` (and the KIND of ``describe KIND/NAME``) is a kind (case-ins
 optionally plural), ``kind.group``, a definition name, or a catalog alias (``ray``,
 ``ksvc``, ``deploy``: ``wmap catalog`` lists them); an alias names a group/kind, served by
 whichever definition is in force for it (a registered one wins over the catalog).
+
+Top-level rule, the same as the server's (``WorkloadService.is_top_level``): an object is a
+workload of its own unless a controller owner up its chain (``controller: true``
+ownerReferences, https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/)
+exists and is a kind some definition covers. The server watches every kind of every
+definition in force, so it sees those owners; the CLI watches only the requested type's
+kinds at first, then the kinds that the listed objects' controller ownerReferences name
+(``apiVersion``/``kind``, mapped to the version the definitions watch), round by round up
+the chain (at most ``MAX_OWNER_DEPTH`` rounds). An owner whose kind cannot be read
+(``forbidden``, ``crd_missing``) is reported on stderr with the objects it leaves
+undecided; those are listed, as the server lists them.
 """
 
 from __future__ import annotations
@@ -62,8 +73,8 @@ def register(sub: Any) -> None:
     s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)",
                        epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
                               "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
-                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES, WMAP_RESOLVER_WORKERS and "
-                              "WMAP_RESOLUTION_TIMEOUT.")
+                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES, WMAP_RESOLVER_WORKERS, "
+                              "WMAP_RESOLUTION_TIMEOUT and WMAP_STALE_AFTER.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
     _source_flags(s)
@@ -71,6 +82,8 @@ def register(sub: Any) -> None:
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
     s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")
+    s.add_argument("--stale-after", type=float, default=None,
+                   help="seconds a failing list/watch may last before answers are flagged stale (default 30)")
     s.add_argument("--log-format", choices=FORMATS, default=None)
     s.add_argument("--log-level", default=None)
     s.add_argument("--auth", choices=("none", "kubernetes"), default=None,
@@ -143,7 +156,8 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         http=http, auth=auth,
         kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
                           namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
-                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name),
+                          install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name,
+                          stale_after_s=_pick(args, env, "stale_after", 30.0)),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
         shared_gpu_resources=tuple(cast("tuple[str, ...]", env.get("shared_gpu_resources", ()))),
@@ -155,6 +169,9 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         raise InvalidRequest("--resolver-workers must be >= 0 (0: one per CPU core) and --resolution-timeout > 0")
     if auth.mode not in ("none", "kubernetes"):
         raise InvalidRequest(f"WMAP_AUTH must be none or kubernetes, got {auth.mode!r}")
+    if not settings.kube.stale_after_s >= 0:
+        raise InvalidRequest(f"--stale-after (WMAP_STALE_AFTER) must be a number of seconds >= 0, "
+                             f"got {settings.kube.stale_after_s!r}")
     if settings.log_format not in FORMATS:
         raise InvalidRequest(f"WMAP_LOG_FORMAT must be one of {', '.join(FORMATS)}, got {settings.log_format!r}")
     if args.catalog_dir:
@@ -220,10 +237,14 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
     await cache.start()
     if not await cache.wait_synced(SYNC_TIMEOUT_S):
         print(f"warning: caches not synced after {SYNC_TIMEOUT_S:g}s; results may be incomplete", file=sys.stderr)
+    _merge_kartas(registry, cache)
+    from server.cli.owners import report_unreadable_owners, watch_owner_kinds
+
+    await watch_owner_kinds(cache, registry, timeout=SYNC_TIMEOUT_S)
+    report_unreadable_owners(cache, registry)
     for status in cache.states().values():
         if status.state in ("crd_missing", "forbidden"):
             print(f"warning: {status.gvk.kind}.{status.gvk.group or 'core'}: {status.state}", file=sys.stderr)
-    _merge_kartas(registry, cache)
     return cache, cache.stop
 
 

@@ -18,7 +18,14 @@ credentials may not watch CRDs, missing and failed kinds are re-resolved every
 ``recheck_interval`` seconds instead (the negative discovery TTL).
 
 Readiness: ``is_synced()`` is true once every watched GVK has listed once or settled as
-``crd_missing``/``forbidden`` (reported by ``states()``, not blocking).
+``crd_missing``/``forbidden`` (reported by ``states()``, not blocking). A GVK whose
+list/watch has failed for longer than ``stale_after`` seconds reports ``stale``
+(``server.kube.freshness`` sums that up per cluster).
+
+Recovery: while any reflector is failing, a probe (``GET /readyz`` by default) runs every
+``probe_interval`` seconds; the first answer after a failed probe wakes every failing
+reflector, so they reconnect as soon as the API server is back instead of sleeping out
+their backoff.
 Model: kubernetes-sigs/controller-runtime ``pkg/cache/informer_cache.go``.
 """
 
@@ -28,15 +35,15 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 
 from server.gvk import GVK
 from server.kube.api import KubeApi, ResourceClient
 from server.kube.client import KubeClient, connect
 from server.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
-from server.kube.errors import KubeApiError
-from server.kube.graph import GraphSink, ObjectGraph
+from server.kube.errors import NETWORK, KubeApiError
+from server.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
 from server.kube.reader import InformerState, InformerStatus
 from server.kube.reflector import ListWatch, Reflector, ReflectorOptions
 
@@ -44,6 +51,9 @@ log = logging.getLogger(__name__)
 
 SourceFactory = Callable[[ResourceInfo, "str | None"], ListWatch]
 """Builds the list/watch calls of one resource in one namespace (``None``: all)."""
+
+Probe = Callable[[], Awaitable[bool]]
+"""True when the API server answers (is ready) again."""
 
 STATE_ORDER: tuple[InformerState, ...] = ("error", "syncing", "forbidden", "crd_missing", "synced")
 """Worst first: the state reported for a GVK watched through several reflectors (a GVK
@@ -60,6 +70,9 @@ class CacheOptions:
         watch_crds: watch CRDs to follow kinds appearing and disappearing.
         full_objects: keep whole objects (minus managedFields) instead of trimming.
         recheck_interval: seconds between re-resolutions of missing or failed kinds.
+        stale_after: seconds a list/watch may fail before its data is flagged stale.
+        probe_interval: seconds between API server probes while a reflector is failing.
+        queue_size: capacity of each ``subscribe()`` queue (see ``ObjectGraph``).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -67,6 +80,9 @@ class CacheOptions:
     watch_crds: bool = True
     full_objects: bool = False
     recheck_interval: float = 60.0
+    stale_after: float = 30.0
+    probe_interval: float = 0.5
+    queue_size: int = DEFAULT_QUEUE_SIZE
 
 
 @dataclass(eq=False)
@@ -90,15 +106,17 @@ class InformerCache(ObjectGraph):
         discovery: GVK resolution (default: ``Discovery`` over ``client``).
         sources: list/watch factory (default: ``ResourceClient`` over ``client``).
         close_client: close ``client`` in ``stop()``.
+        probe: "does the API server answer" check (default: ``GET /readyz`` over ``client``;
+            ``None`` without a client: failing reflectors then wait their backoff).
     """
 
     def __init__(
         self, client: KubeClient | None = None, *, options: CacheOptions | None = None,
         discovery: Discovery | None = None, sources: SourceFactory | None = None,
-        close_client: bool = False,
+        close_client: bool = False, probe: Probe | None = None,
     ) -> None:
         self.options = options or CacheOptions()
-        super().__init__(full=self.options.full_objects)
+        super().__init__(full=self.options.full_objects, queue_size=self.options.queue_size)
         if discovery is None or sources is None:
             if client is None:
                 raise ValueError("InformerCache needs a client, or both discovery and sources")
@@ -106,6 +124,8 @@ class InformerCache(ObjectGraph):
             discovery = discovery or Discovery(api)
             sources = sources or _resource_clients(api)
         self._client, self._close_client = client, close_client
+        self._probe: Probe | None = probe or (_readyz_probe(KubeApi(client)) if client is not None else None)
+        self.probes = self.wakeups = 0
         self.discovery: Discovery = discovery
         self._sources: SourceFactory = sources
         self.discovery.crds.add_listener(self._on_crd_change)
@@ -140,6 +160,8 @@ class InformerCache(ObjectGraph):
         for gvk in list(self._informers):
             self._spawn(self._reconcile(gvk))
         self._spawn(self._recheck_loop())
+        if self._probe is not None:
+            self._spawn(self._recovery_loop())
 
     async def stop(self) -> None:
         """Stop every reflector and task; close the client if owned (idempotent)."""
@@ -214,7 +236,34 @@ class InformerCache(ObjectGraph):
         if not inf.reflectors:
             return InformerStatus(inf.gvk, inf.state, last_error=inf.error)
         plural = inf.info.plural if inf.info is not None else ""
-        return _aggregate(inf.gvk, list(inf.reflectors.values()), self.count(inf.gvk), plural)
+        return _aggregate(inf.gvk, list(inf.reflectors.values()), self.count(inf.gvk), plural,
+                          self.options.stale_after)
+
+    def _all_reflectors(self) -> list[Reflector]:
+        found = [r for inf in self._informers.values() for r in inf.reflectors.values()]
+        return found + ([self._crd_reflector] if self._crd_reflector is not None else [])
+
+    async def _recovery_loop(self) -> None:
+        """While a reflector is failing, probe the API server; once it answers after having
+        failed a probe, wake every failing reflector (once: a kind failing on a healthy
+        server, such as a broken conversion webhook, keeps its backoff)."""
+        assert self._probe is not None
+        server_down = False
+        while True:
+            await asyncio.sleep(self.options.probe_interval)
+            failing = [r for r in self._all_reflectors() if r.down_since_mono is not None]
+            if not failing:
+                server_down = False
+                continue
+            self.probes += 1
+            if not await self._probe():
+                server_down = True
+            elif server_down:
+                server_down = False
+                self.wakeups += 1
+                log.info("API server answers again; reconnecting %d reflector(s)", len(failing))
+                for reflector in failing:
+                    reflector.wake()
 
     # resolution and reflectors
 
@@ -300,12 +349,31 @@ def _resource_clients(api: KubeApi) -> SourceFactory:
     return make
 
 
-def _aggregate(gvk: GVK, reflectors: list[Reflector], count: int, plural: str) -> InformerStatus:
-    """One status for the reflectors of a GVK (worst state, summed counters)."""
+def _readyz_probe(api: KubeApi) -> Probe:
+    """``GET /readyz``: any answer below 500 other than 429 counts (its body is text, so a
+    200 surfaces as an ``InvalidJSON`` error with status 200; 401/403 still mean "up")."""
+
+    async def probe() -> bool:
+        try:
+            await api.get_json("/readyz")
+        except KubeApiError as exc:
+            return exc.status != NETWORK and exc.status < 500 and exc.status != 429
+        return True
+
+    return probe
+
+
+def _aggregate(gvk: GVK, reflectors: list[Reflector], count: int, plural: str,
+               stale_after: float = float("inf")) -> InformerStatus:
+    """One status for the reflectors of a GVK (worst state, summed counters, stale when any
+    reflector has been failing for more than ``stale_after`` seconds)."""
     states = {r.state for r in reflectors}
     state = next(s for s in STATE_ORDER if s in states)
     times = [r.last_event_time for r in reflectors if r.last_event_time is not None]
     now = time.monotonic()
+    downs = [r.down_since for r in reflectors if r.down_since is not None]
+    successes = [r for r in reflectors if r.last_success is not None]
+    oldest = min(successes, key=lambda r: r.last_success or 0.0) if len(successes) == len(reflectors) else None
     return InformerStatus(
         gvk=gvk, state=state, count=count,
         has_synced=all(r.has_synced for r in reflectors),
@@ -315,4 +383,8 @@ def _aggregate(gvk: GVK, reflectors: list[Reflector], count: int, plural: str) -
         watch_restarts=sum(r.watch_restarts for r in reflectors),
         last_event_age=now - max(times) if times else None, resource=plural,
         namespaces=tuple(sorted(r.namespace for r in reflectors if r.namespace)),
+        stale=any(r.down_for(now) > stale_after for r in reflectors),
+        down_since=min(downs) if downs else None,
+        last_success=oldest.last_success if oldest is not None else None,
+        last_success_age=now - oldest.last_success_mono if oldest and oldest.last_success_mono else None,
     )

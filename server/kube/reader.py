@@ -66,6 +66,13 @@ class InformerStatus:
         last_event_age: seconds since the last watch event or bookmark, ``None`` if none yet.
         resource: the resource plural (``pods``), ``""`` when not resolved.
         namespaces: namespaces watched, ``()`` for all namespaces / cluster-scoped.
+        stale: a list/watch has been failing for longer than the cache's ``stale_after``
+            (the cached objects may be out of date).
+        down_since: ``time.time()`` of the first failure of the current outage, ``None``
+            while the informer is healthy.
+        last_success: ``time.time()`` of the last completed list, accepted watch or watch
+            event, ``None`` before the first one.
+        last_success_age: seconds since ``last_success`` (monotonic), ``None`` before it.
     """
 
     gvk: GVK
@@ -80,6 +87,10 @@ class InformerStatus:
     last_event_age: float | None = None
     resource: str = ""
     namespaces: tuple[str, ...] = ()
+    stale: bool = False
+    down_since: float | None = None
+    last_success: float | None = None
+    last_success_age: float | None = None
 
     @property
     def is_settled(self) -> bool:

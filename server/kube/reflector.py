@@ -13,17 +13,28 @@ Semantics follow kubernetes/client-go ``tools/cache/reflector.go`` and nolar/kop
   store also ignores updates whose resourceVersion it already holds.
 - **Inactivity**: no event and no bookmark for ``inactivity_timeout`` (70 s; bookmarks
   come about every 60 s) means the stream is dead (tomplus/kubernetes_asyncio issue 360):
-  close it and re-watch.
+  close it and re-watch. An idle kind does this routinely, so it is logged at DEBUG.
 - **410 Gone** / "too large resource version" (a watch ``ERROR`` event or status) ->
-  relist at once. **404** -> state ``crd_missing`` and the objects are dropped. **403** ->
-  ``forbidden``. 429 -> back off, state unchanged. Anything else -> ``error``. Failures
-  wait ``Backoff`` (0.8 s doubling to 30 s, jitter, reset after 2 min without failures)
-  or the server's ``Retry-After``.
+  relist at once, this reflector only. **404** -> state ``crd_missing`` and the objects are
+  dropped. **403** -> ``forbidden``. **429** (priority and fairness, or a restarted server's
+  "storage is (re)initializing") -> retry after ``Retry-After`` (at most
+  ``throttle_cap``) or ``throttle_delay``, without growing the backoff. Anything else ->
+  ``error``, then ``Backoff`` (0.8 s doubling to 30 s, jitter). The backoff restarts at
+  its base on the first success (a list, or a watch the server accepts), and ``wake()``
+  (called by the cache once the API server answers its probe again) cuts a pending
+  delay short, so a reflector reconnects as soon as the server is back.
+- **Recovery order**: after a failure, a reopened watch is "synced again" only once its
+  first event arrives or ``resume_grace`` passes without an ``ERROR``: a 410 sent on the
+  new stream is relisted first, and "synced again" is logged after that relist.
+- **Freshness**: ``last_success`` (wall clock of the last list, accepted watch or event)
+  and ``down_since`` (wall clock of the first failure since then; ``None`` while healthy)
+  let the cache flag data as stale (``server.kube.freshness``).
 - **Supervision**: the loop catches everything but cancellation; if the task still exits
   other than through ``stop()`` it is restarted (tomplus/kubernetes_asyncio issue 325).
 
 Counters (``relists``, ``events``, ``bookmarks``, ``watch_restarts``,
-``inactivity_timeouts``, ``last_event_time``) are plain attributes for metrics export.
+``inactivity_timeouts``, ``throttled``, ``last_event_time``) are plain attributes for
+metrics export.
 """
 
 from __future__ import annotations
@@ -88,6 +99,10 @@ class ReflectorOptions:
         backoff_base, backoff_cap, backoff_jitter, backoff_reset: see ``Backoff``.
         min_watch_seconds: a watch ending sooner than this with no events counts as a
             failure (backs off), so an immediately-closing server cannot cause a hot loop.
+        throttle_delay: seconds before retrying a 429 answered without ``Retry-After``.
+        throttle_cap: longest ``Retry-After`` honoured, in seconds.
+        resume_grace: seconds a watch reopened after a failure waits for its first
+            event before it counts as synced again.
     """
 
     page_size: int = 500
@@ -98,6 +113,9 @@ class ReflectorOptions:
     backoff_jitter: float = 0.2
     backoff_reset: float = 120.0
     min_watch_seconds: float = 1.0
+    throttle_delay: float = 1.0
+    throttle_cap: float = 10.0
+    resume_grace: float = 1.0
 
 
 class _StreamEnded(Exception):
@@ -135,10 +153,18 @@ class Reflector:
         self.last_error = ""
         self.last_rv: str | None = None
         self.relists = self.events = self.bookmarks = 0
-        self.watch_restarts = self.inactivity_timeouts = self.task_restarts = 0
+        self.watch_restarts = self.inactivity_timeouts = self.task_restarts = self.throttled = 0
         self.last_event_time: float | None = None
         """``time.monotonic()`` of the last watch event or bookmark."""
+        self.last_success: float | None = None
+        """``time.time()`` of the last completed list, accepted watch or watch event."""
+        self.last_success_mono: float | None = None
+        """The same instant on ``time.monotonic()`` (for ages)."""
+        self.down_since: float | None = None
+        """``time.time()`` of the first failure since the last success; ``None`` while healthy."""
+        self.down_since_mono: float | None = None
         self._last_gone = float("-inf")
+        self._wake: asyncio.Event | None = None
 
     def __repr__(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
@@ -171,6 +197,18 @@ class Reflector:
         """True while the task is alive."""
         return self._task is not None and not self._task.done()
 
+    def down_for(self, now: float | None = None) -> float:
+        """Seconds since the current outage began (``time.monotonic()`` based); 0 while healthy."""
+        if self.down_since_mono is None:
+            return 0.0
+        return max(0.0, (time.monotonic() if now is None else now) - self.down_since_mono)
+
+    def wake(self) -> None:
+        """Cut a pending retry delay short and restart the backoff (the server answers again)."""
+        self._backoff.reset()
+        if self._wake is not None:
+            self._wake.set()
+
     def _on_task_done(self, task: asyncio.Task[None]) -> None:
         if self._stopping or task is not self._task or task.cancelled():
             return
@@ -195,11 +233,23 @@ class Reflector:
                 delay = self._on_api_error(exc)
             except Exception as exc:
                 log.exception("reflector %s failed; relisting after backoff", self.gvk)
+                self._failed()
                 self._set_state("error", f"{type(exc).__name__}: {exc}")
                 self.last_rv = None
                 delay = self._backoff.next_delay()
             if delay > 0:
-                await asyncio.sleep(delay)
+                await self._sleep(delay)
+
+    async def _sleep(self, delay: float) -> None:
+        """Wait ``delay`` seconds, or less when ``wake()`` is called meanwhile."""
+        self._wake = wake = asyncio.Event()
+        try:
+            async with asyncio.timeout(delay):
+                await wake.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self._wake = None
 
     async def _list(self) -> None:
         items: list[dict[str, Any]] = []
@@ -220,10 +270,11 @@ class Reflector:
         self.last_rv = resource_version
         first = not self.has_synced
         self.has_synced = True
-        self._set_state("synced", "")
-        self.settled.set()
         log.info("%s %s%s: %d objects at resourceVersion %s", "listed" if first else "relisted",
                  self.gvk, self._where(), len(items), resource_version)
+        self._succeeded()
+        self._set_state("synced", "")
+        self.settled.set()
 
     async def _watch(self) -> None:
         o = self.options
@@ -235,19 +286,27 @@ class Reflector:
         )
         try:
             async with stream as events:
-                self._set_state("synced", "")
+                self._backoff.reset()
+                resuming = self.state != "synced"
+                if not resuming:
+                    self._succeeded()
                 while True:
+                    wait = min(o.resume_grace, o.inactivity_timeout) if resuming else o.inactivity_timeout
                     try:
-                        async with asyncio.timeout(o.inactivity_timeout):
+                        async with asyncio.timeout(wait):
                             event = await anext(events, None)
                     except TimeoutError:
+                        if resuming:  # no ERROR on the new stream: the watch is healthy again
+                            resuming = self._resumed()
+                            continue
                         self.inactivity_timeouts += 1
-                        log.warning("watch %s%s silent for %.0f s; reopening",
-                                    self.gvk, self._where(), o.inactivity_timeout)
+                        log.debug("watch %s%s silent for %.0f s; reopening", self.gvk, self._where(), wait)
                         raise _StreamEnded from None
                     if event is None:
                         break
                     received += 1
+                    if resuming and event.get("type") != "ERROR":
+                        resuming = self._resumed()
                     self._handle(event)
         finally:
             self.watch_restarts += 1
@@ -261,6 +320,7 @@ class Reflector:
         if event_type == "ERROR":
             raise KubeApiError.from_status(obj)
         self.last_event_time = time.monotonic()
+        self.last_success, self.last_success_mono = time.time(), self.last_event_time
         if event_type == "BOOKMARK":
             self.bookmarks += 1
         elif event_type in ("ADDED", "MODIFIED", "DELETED"):
@@ -287,22 +347,45 @@ class Reflector:
             self.last_rv = None
             return 0.0 if immediate else self._backoff.next_delay()
         if exc.is_not_found:
+            self._succeeded()  # the server answered: nothing is stale, the kind is gone
             self._set_state("crd_missing", exc.message or "resource not served (404)")
             self.last_rv = None
             self._sink.replace([], self.namespace)
             self.settled.set()
         elif exc.is_forbidden:
+            self._succeeded()
             self._set_state("forbidden", exc.message or "forbidden (403)")
             self.settled.set()
         elif exc.status == 429:
-            # Throttled ("storage is (re)initializing", priority and fairness): back off
-            # without reporting a failure, as client-go does.
+            # Throttled ("storage is (re)initializing", priority and fairness): retry soon
+            # without growing the backoff or reporting a failed state, as client-go does.
+            self._failed()
+            self.throttled += 1
             self.last_error = str(exc)
             log.info("reflector %s%s: throttled: %s", self.gvk, self._where(), exc)
+            o = self.options
+            return min(o.throttle_cap, exc.retry_after) if exc.retry_after else o.throttle_delay
         else:
+            self._failed()
             self._set_state("error", str(exc))
         delay = self._backoff.next_delay()
-        return max(delay, exc.retry_after or 0.0)
+        return max(delay, min(exc.retry_after or 0.0, self._backoff.max_delay))
+
+    def _succeeded(self) -> None:
+        """Record contact with the server: the data is current again."""
+        self.last_success, self.last_success_mono = time.time(), time.monotonic()
+        self.down_since = self.down_since_mono = None
+
+    def _failed(self) -> None:
+        """Record a failed request; the first one since the last success starts the outage."""
+        if self.down_since_mono is None:
+            self.down_since, self.down_since_mono = time.time(), time.monotonic()
+
+    def _resumed(self) -> bool:
+        """A watch reopened after a failure is healthy: synced again (returns False: not resuming)."""
+        self._succeeded()
+        self._set_state("synced", "")
+        return False
 
     def _set_state(self, state: InformerState, error: str) -> None:
         """Enter ``state``; log transitions (and new errors) once, not on every retry."""
