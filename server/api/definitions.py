@@ -290,7 +290,7 @@ async def create_definition(request: Request) -> JSONResponse:
         application/json: {schema: {$ref: '#/components/schemas/Karta'}}
     responses:
       '201': {description: Registered, content: {application/json: {schema: {$ref: '#/components/schemas/Registration'}}}}
-      '200': {description: Replaced, or valid (dry run), content: {application/json: {schema: {$ref: '#/components/schemas/Registration'}}}}
+      '200': {description: 'Replaced, or valid (dry run)', content: {application/json: {schema: {$ref: '#/components/schemas/Registration'}}}}
       '400': {$ref: '#/components/responses/BadRequest'}
       '409': {$ref: '#/components/responses/Conflict'}
       '422': {$ref: '#/components/responses/Invalid'}
