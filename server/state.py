@@ -48,7 +48,7 @@ POD_GVK = GVK("", "v1", "Pod")
 REGISTERED_AT = "workload-map.run.ai/registered-at"
 GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/version", "run.ai/karta-version"),
               ("karta.run.ai/kind", "run.ai/karta-kind"))
-"""Both upstream spellings of the GVK labels stamped on a stored definition (karta-spec.md 2)."""
+"""Both upstream spellings of the GVK labels stamped on a stored definition (docs/definition-format.md section 1)."""
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 

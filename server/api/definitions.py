@@ -1,7 +1,7 @@
 """REST: definitions (Karta documents) and Run:ai-style workload types.
 
 ``POST /api/v1/workload-types`` accepts Run:ai's registration body unchanged
-(karta-spec.md section 15.1): ``name`` (the Kind), ``group`` and
+(docs/definition-format.md section 10): ``name`` (the Kind), ``group`` and
 ``resourceInterfaces[].spec`` (one Karta spec per served version, each stored as one
 definition named by the catalog slug rule); other fields (``categoryId``,
 ``priorityId``, ``preemptibility``, ...) are kept in an annotation and echoed. It also

@@ -3,7 +3,9 @@
 Used when no cluster is configured (``wmap serve`` with the bundled sample,
 ``wmap describe -f FILE``) and by tests. Accepted input, per file:
 
-- ``.json`` files: one or more JSON values, read incrementally with the standard library's
+- ``.json`` files, and other files whose first character is ``{`` or ``[`` (a JSON dump
+  saved as ``.yaml``, standard input), unless they turn out not to be JSON before any
+  object was read (then YAML): one or more JSON values, read incrementally with the standard library's
   JSON scanner (``server.kube.jsonstream``): an object, an array of objects, or a list
   dump whose ``items`` array is streamed one object at a time, so a ``kubectl get -o json``
   dump of a large cluster never sits in memory decoded whole;
@@ -131,8 +133,14 @@ def _json_list(stream: JSONStream, where: str) -> Iterator[dict[str, Any]]:
         yield _with_kind(item, head.get("apiVersion"), _list_kind(head.get("kind")))
 
 
-def _json_objects(file: Path) -> Iterator[dict[str, Any]]:
-    """The objects of a JSON file: every top-level object, array element or list item."""
+def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, Any]]:
+    """The objects of a JSON file: every top-level object, array element or list item.
+
+    ``fallback``: the file is not named ``.json`` but starts like JSON; when it is not JSON
+    after all (a YAML flow mapping such as ``{a: 1}``), and nothing was yielded yet, read
+    it as YAML instead.
+    """
+    yielded = 0
     try:
         with file.open(encoding="utf-8") as handle:
             stream = JSONStream(handle)
@@ -140,17 +148,47 @@ def _json_objects(file: Path) -> Iterator[dict[str, Any]]:
                 where, first = f"{file} (document {number})", stream.peek()
                 if not first:
                     return
-                if first == "{":
-                    yield from _json_list(stream, where)
-                elif first == "[":
-                    for _ in stream.elements():
-                        yield from _expand(stream.value(), where)
-                else:
-                    yield from _expand(stream.value(), where)
+                for obj in _json_document(stream, first, where):
+                    yielded += 1
+                    yield obj
     except JSONStreamError as exc:
+        if fallback and not yielded:
+            yield from _yaml_objects(file)
+            return
         raise SnapshotError(f"{file}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"{file}: {exc}") from exc
+
+
+def _json_document(stream: JSONStream, first: str, where: str) -> Iterator[dict[str, Any]]:
+    """The objects of the top-level value starting with ``first``."""
+    if first == "{":
+        yield from _json_list(stream, where)
+    elif first == "[":
+        for _ in stream.elements():
+            yield from _expand(stream.value(), where)
+    else:
+        yield from _expand(stream.value(), where)
+
+
+def _looks_like_json(file: Path) -> bool:
+    """True when the first non-blank character of ``file`` is ``{`` or ``[``."""
+    try:
+        with file.open(encoding="utf-8") as handle:
+            head = handle.read(4096).lstrip()
+    except (OSError, UnicodeDecodeError):
+        return False  # the YAML reader reports it
+    return head[:1] in ("{", "[")
+
+
+def _file_objects(file: Path) -> Iterator[dict[str, Any]]:
+    """``.json`` files through the JSON reader; other files too when they start like JSON
+    (``kubectl get -o json`` saved under another name, standard input), else YAML."""
+    if file.suffix.lower() == ".json":
+        return _json_objects(file)
+    if _looks_like_json(file):
+        return _json_objects(file, fallback=True)
+    return _yaml_objects(file)
 
 
 def _files(root: Path) -> list[Path]:
@@ -168,7 +206,7 @@ def iter_objects(path: str | Path) -> Iterator[dict[str, Any]]:
             (raised when the iteration reaches it).
     """
     for file in _files(Path(path)):
-        yield from (_json_objects(file) if file.suffix.lower() == ".json" else _yaml_objects(file))
+        yield from _file_objects(file)
 
 
 def load_objects(path: str | Path) -> list[dict[str, Any]]:

@@ -127,3 +127,20 @@ def test_a_value_longer_than_the_bound_is_refused(tmp_path: Path, monkeypatch: p
         with pytest.raises(jsonstream.JSONStreamError, match="Unterminated string") as info:
             stream.value()
         assert info.value.offset == 15 and handle.tell() <= 15 + 64 + 2 * 16
+
+
+def test_json_under_another_name_is_read_as_json_and_flow_yaml_still_as_yaml(tmp_path: Path) -> None:
+    # `kubectl get -o json > dump.yaml` (or standard input, which the CLI saves as .yaml)
+    saved = tmp_path / "dump.yaml"
+    saved.write_text(kubectl_list([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"}}]))
+    assert [o["metadata"]["name"] for o in load_objects(saved)] == ["p"]
+    # a YAML flow mapping is not JSON: nothing was read as JSON yet, so it is read as YAML
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("{apiVersion: v1, kind: Pod, metadata: {name: q, namespace: n}}\n")
+    assert [o["metadata"]["name"] for o in load_objects(flow)] == ["q"]
+    # malformed JSON after an object was read is an error with its position, not a YAML retry
+    broken = tmp_path / "broken.yaml"
+    broken.write_text('[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}, {oops}]')
+    # `[` + the 62-character pod + `, {` = 66 characters before the `o` of oops: char 66, column 67
+    with pytest.raises(SnapshotError, match=r"broken.yaml: invalid JSON at line 1 column 67 \(char 66\)"):
+        load_objects(broken)
