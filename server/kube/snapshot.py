@@ -8,7 +8,8 @@ Used when no cluster is configured (``wmap serve`` with the bundled sample,
   object was read (then YAML): one or more JSON values, read incrementally with the standard library's
   JSON scanner (``server.kube.jsonstream``): an object, an array of objects, or a list
   dump whose ``items`` array is streamed one object at a time, so a ``kubectl get -o json``
-  dump of a large cluster never sits in memory decoded whole;
+  dump of a large cluster never sits in memory decoded whole (keys and short strings are
+  interned as they are decoded: see ``jsonstream.interning_decoder``);
 - other files: one or more YAML documents (``---`` separated; empty documents are skipped),
   parsed with libyaml's ``CSafeLoader`` when PyYAML was built with it;
 - in both, a list dump: a document with an ``items`` array (``kind: List`` from
@@ -42,7 +43,7 @@ import yaml
 from server.errors import InvalidRequest
 from server.gvk import GVK
 from server.kube.graph import ObjectGraph
-from server.kube.jsonstream import JSONStream, JSONStreamError
+from server.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
 from server.kube.reader import InformerStatus, KubeObject
 from server.kube.store import object_key
 
@@ -143,7 +144,7 @@ def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, A
     yielded = 0
     try:
         with file.open(encoding="utf-8") as handle:
-            stream = JSONStream(handle)
+            stream = JSONStream(handle, decoder=interning_decoder())
             for number in itertools.count(1):
                 where, first = f"{file} (document {number})", stream.peek()
                 if not first:

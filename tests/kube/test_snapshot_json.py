@@ -144,3 +144,19 @@ def test_json_under_another_name_is_read_as_json_and_flow_yaml_still_as_yaml(tmp
     # `[` + the 62-character pod + `, {` = 66 characters before the `o` of oops: char 66, column 67
     with pytest.raises(SnapshotError, match=r"broken.yaml: invalid JSON at line 1 column 67 \(char 66\)"):
         load_objects(broken)
+
+
+def test_keys_and_short_strings_are_shared_between_objects(tmp_path: Path) -> None:
+    # two pods decoded separately: equal keys and short values are one object, long ones not
+    long_value = "x" * (jsonstream.INTERN_MAX + 1)
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"p{i}", "namespace": "n", "annotations": {"note": long_value + str(i)[:0]}},
+             "status": {"phase": "Running"}} for i in range(2)]
+    path = tmp_path / "pods.json"
+    path.write_text(kubectl_list(pods))
+    first, second = load_objects(path)
+    key_a = next(k for k in first if k == "metadata")
+    key_b = next(k for k in second if k == "metadata")
+    assert key_a is key_b and first["status"]["phase"] is second["status"]["phase"]
+    assert first["metadata"]["annotations"]["note"] == second["metadata"]["annotations"]["note"]
+    assert first["metadata"]["annotations"]["note"] is not second["metadata"]["annotations"]["note"]
