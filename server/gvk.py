@@ -64,7 +64,7 @@ class GVK:
 
 
 KARTA_GVK = GVK("run.ai", "v1alpha1", "Karta")
-"""Karta definitions stored in the cluster (``kartas.run.ai``, cluster-scoped; karta-spec.md 2)."""
+"""Karta definitions stored in the cluster (``kartas.run.ai``, cluster-scoped; docs/definition-format.md section 1)."""
 
 POD_GVK = GVK("", "v1", "Pod")
 """Core pods: watched beside every definition's kinds."""

@@ -1,7 +1,7 @@
 """REST: definitions (Karta documents) and Run:ai-style workload types.
 
 ``POST /api/v1/workload-types`` accepts Run:ai's registration body unchanged
-(karta-spec.md section 15.1; translated by ``server.service.workload_types``): ``name``
+(docs/definition-format.md section 10; translated by ``server.service.workload_types``): ``name``
 (the Kind), ``group`` and ``resourceInterfaces[].spec`` (one Karta spec per served
 version, each stored as one definition named by the catalog slug rule); other fields
 (``categoryId``, ``priorityId``, ``preemptibility``, ...) are kept in an annotation and
@@ -134,7 +134,7 @@ async def create_definition(request: Request) -> JSONResponse:
         application/json: {schema: {$ref: '#/components/schemas/Karta'}}
     responses:
       '201': {description: Registered, content: {application/json: {schema: {$ref: '#/components/schemas/Registration'}}}}
-      '200': {description: Replaced, or valid (dry run), content: {application/json: {schema: {$ref: '#/components/schemas/Registration'}}}}
+      '200': {description: 'Replaced, or valid (dry run)', content: {application/json: {schema: {$ref: '#/components/schemas/Registration'}}}}
       '400': {$ref: '#/components/responses/BadRequest'}
       '409': {$ref: '#/components/responses/Conflict'}
       '422': {$ref: '#/components/responses/Invalid'}

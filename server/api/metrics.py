@@ -8,6 +8,10 @@ definitions in force by origin, shadowed and skipped definitions, dropped subscr
 events (client subscriber queues of ``Reader.subscribe``), the depth of the internal queues, and
 the materialized views: workloads resolved / known, dirty, resolution timeouts,
 quarantined definitions, replaced resolver workers, view changes published.
+Process and interpreter series as every Python exporter has them (``process_*``
+from /proc, ``python_info``, ``python_gc_*``) and ``wmap_build_info{version,python}``
+(the Prometheus convention for build information:
+https://prometheus.io/docs/instrumenting/writing_exporters/#target-labels-not-static-scraped-labels).
 """
 
 from __future__ import annotations
@@ -15,12 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+import platform
+
+from prometheus_client import (CONTENT_TYPE_LATEST, GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR,
+                               CollectorRegistry, Counter, Histogram, Info, generate_latest)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
+from server import __version__
 from server.kube.freshness import freshness, kind_name
 from server.resolution import WorkloadView
 
@@ -43,6 +51,7 @@ class Metrics:
         self.resolution_errors = Counter("wmap_resolution_errors", "Problems recorded while resolving views",
                                          ["definition"], registry=self.registry)
         self.registry.register(_StateCollector(runtime))
+        register_process_collectors(self.registry)
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one HTTP request."""
@@ -64,6 +73,21 @@ class Metrics:
           '200': {description: metrics in the Prometheus text format, content: {text/plain: {schema: {type: string}}}}
         """
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def register_process_collectors(registry: CollectorRegistry) -> None:
+    """Add the process, platform and GC collectors and ``wmap_build_info`` to ``registry``.
+
+    The collectors are prometheus_client's own (``process_cpu_seconds_total``,
+    ``process_resident_memory_bytes``, ``process_open_fds``, ... read from ``/proc`` on
+    Linux and absent elsewhere; ``python_info``; ``python_gc_*``): the process-wide instances
+    are registered, so every app's registry reports the same process. ``wmap_build_info``
+    is 1 with labels ``version`` (the server's) and ``python`` (e.g. ``3.11.7``).
+    """
+    for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+        registry.register(collector)
+    build = Info("wmap_build", "The server's build: version and Python version", registry=registry)
+    build.info({"version": __version__, "python": platform.python_version()})
 
 
 class _StateCollector(Collector):

@@ -49,11 +49,13 @@ def parse_phase(text: str, *, name: str) -> Phase:
 async def list_workloads(request: Request) -> JSONResponse:
     """List top-level workloads (one namespace, or all for /api/v1/workloads).
 
+    The ``namespace`` path parameter of the namespaced route is added by
+    ``server.api.openapi`` (one docstring serves both routes).
+
     ---
     summary: List workloads
     parameters:
-      - {name: namespace, in: path, required: false, schema: {type: string}}
-      - {name: kind, in: query, schema: {type: string}, description: Kind, case-insensitive}
+      - {name: kind, in: query, schema: {type: string}, description: 'Kind, case-insensitive'}
       - {name: group, in: query, schema: {type: string}, description: API group (core for the core group)}
       - {name: phase, in: query, schema: {$ref: '#/components/schemas/Phase'}}
       - {name: definition, in: query, schema: {type: string}}
@@ -111,7 +113,7 @@ async def get_workload(request: Request) -> JSONResponse:
     summary: Get one workload
     parameters:
       - {name: namespace, in: path, required: true, schema: {type: string}}
-      - {name: group, in: path, required: true, schema: {type: string}, description: API group, core for the core group}
+      - {name: group, in: path, required: true, schema: {type: string}, description: 'API group, core for the core group'}
       - {name: kind, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}}
     responses:

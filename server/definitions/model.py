@@ -1,6 +1,6 @@
 """Typed, immutable model of a Karta definition (``run.ai/v1alpha1`` ``Karta``).
 
-Field meanings are in karta-spec.md section 3. jq fields hold the expression source;
+Field meanings are in docs/definition-format.md section 3. jq fields hold the expression source;
 every component remembers its field path (``spec.structureDefinition.childComponents[1]``)
 so errors found later name where the expression came from.
 """

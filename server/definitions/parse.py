@@ -1,6 +1,6 @@
 """Turn a Karta (or older ResourceInterface) document into a :class:`Definition`.
 
-Accepted documents (karta-spec.md sections 1.1 and 3):
+Accepted documents (docs/definition-format.md sections 1-3):
 
 * ``apiVersion: run.ai/v1alpha1``, ``kind: Karta`` -- the current format;
 * ``apiVersion: optimization.nvidia.com/v1alpha1``, ``kind: ResourceInterface`` -- the

@@ -1,6 +1,6 @@
 """The shared phase vocabulary and its two orders.
 
-Karta's ``ResourceStatus`` has nine values (karta-spec.md section 4). Every status whose
+Karta's ``ResourceStatus`` has nine values (docs/definition-format.md section 4). Every status whose
 matchers match is reported, in upstream's *Entries* order. One headline phase is chosen by
 :data:`PRECEDENCE`, in which terminal states win: a workload that has failed is shown as
 Failed even if some of its pods still run.

@@ -1,6 +1,6 @@
 """All definitions in force: the built-in catalog plus registered ones, one per root GVK.
 
-Precedence (karta-spec.md section 12): a registered definition (a Karta custom resource
+Precedence (docs/definition-format.md section 9): a registered definition (a Karta custom resource
 in the cluster, or one stored in the offline state directory) replaces the catalog entry
 with the same root GVK. Among registered definitions for one GVK, the **oldest wins**
 (earliest ``registered_at``); the others are kept and reported as ``shadowed``.

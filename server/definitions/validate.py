@@ -1,6 +1,6 @@
 """Semantic validation of a parsed definition: every rule, every finding at once.
 
-Rules follow upstream's library validator (karta-spec.md section 5.1) and extend it:
+Rules follow upstream's library validator (docs/definition-format.md section 5) and extend it:
 
 1. component names unique over root and children;
 2. root: full GVK (group may be empty only for core ``Pod``... and any core kind), no

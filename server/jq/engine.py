@@ -1,7 +1,7 @@
 """Compile-once jq programs evaluated with gojq-compatible semantics and hard caps.
 
 Upstream Karta evaluates every path with gojq. To read a definition the same way, this
-module (karta-spec.md section 6):
+module (docs/definition-format.md section 6):
 
 * feeds jq a **key-sorted** serialization of the input, so ``.[]``, ``to_entries`` and
   ``keys`` walk objects in sorted key order as gojq does;

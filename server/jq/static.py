@@ -1,6 +1,6 @@
 """Static checks that keep dangerous jq constructs out of definitions.
 
-A definition's paths only read. Upstream Karta rejects (karta-spec.md section 5.3):
+A definition's paths only read. Upstream Karta rejects (docs/definition-format.md section 5):
 
 * ``del`` -- ``del function is not allowed``;
 * ``range``, ``paths``, ``recurse``, ``walk``, ``repeat`` --

@@ -7,7 +7,7 @@ happens through the informer cache (``InformerCache.watch(KARTA_GVK)``) and
 
 ``ensure_karta_crd`` reports whether the CRD is served and installs it only when asked
 (``wmap serve --install-karta-crd``): the server never changes cluster-wide API surface
-on its own. The CRD follows karta-spec.md section 2 (cluster scope, short name ``krt``,
+on its own. The CRD follows docs/definition-format.md section 1 (cluster scope, short name ``krt``,
 ``status`` subresource, printer columns); its schema keeps unknown fields because the
 server validates definitions itself.
 

@@ -3,19 +3,29 @@
 Used when no cluster is configured (``wmap serve`` with the bundled sample,
 ``wmap describe -f FILE``) and by tests. Accepted input, per file:
 
-- one or more YAML documents (``---`` separated; empty documents are skipped);
-- a JSON document (JSON is YAML, so the same loader reads it);
-- a list dump: a document with an ``items`` array (``kind: List`` from
-  ``kubectl get -o yaml``, or a typed list such as ``PodList`` from the raw API, whose
+- ``.json`` files, and other files whose first character is ``{`` or ``[`` (a JSON dump
+  saved as ``.yaml``, standard input), unless they turn out not to be JSON before any
+  object was read (then YAML): one or more JSON values, read incrementally with the standard library's
+  JSON scanner (``server.kube.jsonstream``): an object, an array of objects, or a list
+  dump whose ``items`` array is streamed one object at a time, so a ``kubectl get -o json``
+  dump of a large cluster never sits in memory decoded whole (keys and short strings are
+  interned as they are decoded: see ``jsonstream.interning_decoder``);
+- other files: one or more YAML documents (``---`` separated; empty documents are skipped),
+  parsed with libyaml's ``CSafeLoader`` when PyYAML was built with it;
+- in both, a list dump: a document with an ``items`` array (``kind: List`` from
+  ``kubectl get -o yaml|json``, or a typed list such as ``PodList`` from the raw API, whose
   items lack ``apiVersion``/``kind``: they are taken from the list itself).
 
 A directory is read recursively, files ending in ``.yaml``, ``.yml`` or ``.json``, in
-sorted path order. Objects are trimmed like live ones (same ``Store``). An object without
-``metadata.uid`` gets a deterministic one (``snapshot-`` + a hash of GVK, namespace and
-name) so uid indexes and owner walks work on hand-written manifests.
+sorted path order. Objects are trimmed as they are read, like live ones (same ``Store``
+and ``server.kube.trim``): ``SnapshotReader.from_paths`` consumes ``iter_objects`` one
+object at a time, so only the trimmed copies stay. An object without ``metadata.uid`` gets
+a deterministic one (``snapshot-`` + a hash of GVK, namespace and name) so uid indexes and
+owner walks work on hand-written manifests.
 
 Errors: ``SnapshotError`` (an ``InvalidRequest``) naming the file and document for
-unreadable files, invalid YAML/JSON, or documents that are not Kubernetes objects.
+unreadable files, invalid YAML/JSON (JSON errors give line, column and character offset),
+or documents that are not Kubernetes objects.
 
 No ``kubernetes_asyncio`` here.
 """
@@ -23,6 +33,7 @@ No ``kubernetes_asyncio`` here.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +43,7 @@ import yaml
 from server.errors import InvalidRequest
 from server.gvk import GVK
 from server.kube.graph import ObjectGraph
+from server.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
 from server.kube.reader import InformerStatus, KubeObject
 from server.kube.store import object_key
 
@@ -52,6 +64,18 @@ def snapshot_uid(gvk: GVK, namespace: str, name: str) -> str:
     return f"snapshot-{digest[:24]}"
 
 
+def _with_kind(item: dict[str, Any], api_version: Any, item_kind: str) -> dict[str, Any]:
+    """``item`` itself, or a copy carrying the list's ``apiVersion`` and item kind."""
+    if item_kind and "kind" not in item:
+        return {"apiVersion": api_version, "kind": item_kind, **item}
+    return item
+
+
+def _list_kind(kind: Any) -> str:
+    """The item kind of a typed list (``PodList`` -> ``Pod``); ``""`` for ``List`` or none."""
+    return kind[: -len("List")] if isinstance(kind, str) and kind.endswith("List") else ""
+
+
 def _expand(doc: Any, where: str) -> Iterator[dict[str, Any]]:
     """The objects in one document (the document itself, or a list dump's items)."""
     if doc is None:
@@ -60,15 +84,130 @@ def _expand(doc: Any, where: str) -> Iterator[dict[str, Any]]:
         raise SnapshotError(f"{where}: expected a Kubernetes object, got {type(doc).__name__}")
     kind, items = doc.get("kind"), doc.get("items")
     if isinstance(items, list) and (not isinstance(kind, str) or kind.endswith("List")):
-        item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
         for index, item in enumerate(items):
             if not isinstance(item, dict):
                 raise SnapshotError(f"{where}: items[{index}] is not an object")
-            if item_kind and "kind" not in item:
-                item = {"apiVersion": doc.get("apiVersion"), "kind": item_kind, **item}
-            yield item
+            yield _with_kind(item, doc.get("apiVersion"), _list_kind(kind))
         return
     yield doc
+
+
+def _yaml_objects(file: Path) -> Iterator[dict[str, Any]]:
+    """The objects of a YAML file, one document at a time."""
+    try:
+        with file.open(encoding="utf-8") as handle:
+            for number, doc in enumerate(yaml.load_all(handle, Loader=_Loader), start=1):
+                yield from _expand(doc, f"{file} (document {number})")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SnapshotError(f"{file}: {exc}") from exc
+
+
+def _json_list(stream: JSONStream, where: str) -> Iterator[dict[str, Any]]:
+    """One top-level JSON object: its streamed ``items`` when it is a list, else itself.
+
+    Members other than ``items`` are decoded whole; items without ``kind`` wait for the
+    list's ``kind`` when it comes after them (``kubectl`` writes ``items`` before ``kind``).
+    """
+    head: dict[str, Any] = {}
+    pending: list[dict[str, Any]] = []
+    streamed = False
+    for key in stream.members():
+        kind = head.get("kind")
+        if key != "items" or stream.peek() != "[" or (isinstance(kind, str) and not kind.endswith("List")):
+            head[key] = stream.value()
+            continue
+        streamed = True
+        for index, _ in enumerate(stream.elements()):
+            item = stream.value()
+            if not isinstance(item, dict):
+                raise SnapshotError(f"{where}: items[{index}] is not an object")
+            if "kind" in item or "kind" in head:
+                yield _with_kind(item, head.get("apiVersion"), _list_kind(head.get("kind")))
+            else:
+                pending.append(item)
+    if not streamed:
+        yield from _expand(head, where)
+        return
+    if isinstance(head.get("kind"), str) and not head["kind"].endswith("List"):
+        raise SnapshotError(f"{where}: an items array before kind {head['kind']!r}, which is not a list")
+    for item in pending:
+        yield _with_kind(item, head.get("apiVersion"), _list_kind(head.get("kind")))
+
+
+def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, Any]]:
+    """The objects of a JSON file: every top-level object, array element or list item.
+
+    ``fallback``: the file is not named ``.json`` but starts like JSON; when it is not JSON
+    after all (a YAML flow mapping such as ``{a: 1}``), and nothing was yielded yet, read
+    it as YAML instead.
+    """
+    yielded = 0
+    try:
+        with file.open(encoding="utf-8") as handle:
+            stream = JSONStream(handle, decoder=interning_decoder())
+            for number in itertools.count(1):
+                where, first = f"{file} (document {number})", stream.peek()
+                if not first:
+                    return
+                for obj in _json_document(stream, first, where):
+                    yielded += 1
+                    yield obj
+    except JSONStreamError as exc:
+        if fallback and not yielded:
+            yield from _yaml_objects(file)
+            return
+        raise SnapshotError(f"{file}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{file}: {exc}") from exc
+
+
+def _json_document(stream: JSONStream, first: str, where: str) -> Iterator[dict[str, Any]]:
+    """The objects of the top-level value starting with ``first``."""
+    if first == "{":
+        yield from _json_list(stream, where)
+    elif first == "[":
+        for _ in stream.elements():
+            yield from _expand(stream.value(), where)
+    else:
+        yield from _expand(stream.value(), where)
+
+
+def _looks_like_json(file: Path) -> bool:
+    """True when the first non-blank character of ``file`` is ``{`` or ``[``."""
+    try:
+        with file.open(encoding="utf-8") as handle:
+            head = handle.read(4096).lstrip()
+    except (OSError, UnicodeDecodeError):
+        return False  # the YAML reader reports it
+    return head[:1] in ("{", "[")
+
+
+def _file_objects(file: Path) -> Iterator[dict[str, Any]]:
+    """``.json`` files through the JSON reader; other files too when they start like JSON
+    (``kubectl get -o json`` saved under another name, standard input), else YAML."""
+    if file.suffix.lower() == ".json":
+        return _json_objects(file)
+    if _looks_like_json(file):
+        return _json_objects(file, fallback=True)
+    return _yaml_objects(file)
+
+
+def _files(root: Path) -> list[Path]:
+    """``root`` itself, or the snapshot files under it in sorted path order."""
+    if root.is_dir():
+        return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    return [root]
+
+
+def iter_objects(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Every object in a file or, recursively, a directory, read as it is consumed.
+
+    Raises:
+        SnapshotError: unreadable file, invalid YAML/JSON, or a non-object document
+            (raised when the iteration reaches it).
+    """
+    for file in _files(Path(path)):
+        yield from _file_objects(file)
 
 
 def load_objects(path: str | Path) -> list[dict[str, Any]]:
@@ -77,20 +216,7 @@ def load_objects(path: str | Path) -> list[dict[str, Any]]:
     Raises:
         SnapshotError: unreadable file, invalid YAML/JSON, or a non-object document.
     """
-    root = Path(path)
-    if root.is_dir():
-        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
-    else:
-        files = [root]
-    objects: list[dict[str, Any]] = []
-    for file in files:
-        try:
-            docs = list(yaml.load_all(file.read_text(encoding="utf-8"), Loader=_Loader))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise SnapshotError(f"{file}: {exc}") from exc
-        for number, doc in enumerate(docs, start=1):
-            objects.extend(_expand(doc, f"{file} (document {number})"))
-    return objects
+    return list(iter_objects(path))
 
 
 class SnapshotReader(ObjectGraph):
@@ -114,8 +240,12 @@ class SnapshotReader(ObjectGraph):
 
     @classmethod
     def from_paths(cls, *paths: str | Path, full: bool = False) -> SnapshotReader:
-        """Load every file or directory in ``paths`` (see ``load_objects``)."""
-        return cls([obj for path in paths for obj in load_objects(path)], full=full)
+        """Load every file or directory in ``paths``, trimming each object as it is read.
+
+        Raises:
+            SnapshotError: see ``iter_objects`` and ``add``.
+        """
+        return cls(itertools.chain.from_iterable(iter_objects(path) for path in paths), full=full)
 
     def add(self, obj: Mapping[str, Any]) -> KubeObject:
         """Insert or replace ``obj``; returns the stored (trimmed) object.

@@ -1,6 +1,6 @@
 """Per-component extraction from the workload object: instance ids, scale, pod specs.
 
-Rules (karta-spec.md sections 7.2-7.4):
+Rules (docs/definition-format.md section 7):
 
 * no ``instanceIdPath`` -> exactly one instance with id ``""``; otherwise its outputs,
   stringified (Go ``%v``), are the ids, and an empty id is an error;

@@ -1,6 +1,6 @@
 """Gang groups: which pods must be scheduled together, and the expected minimum size.
 
-Subtree scale (karta-spec.md section 9.4): when any component has a scaleDefinition,
+Subtree scale (docs/definition-format.md section 8): when any component has a scaleDefinition,
 ``own`` = sum over instances of the effective minimum (min if > 0, else replicas if > 0,
 else 0); a leaf's subtree scale is ``own``; a parent's is ``own x childrenSum`` (or
 whichever is non-zero). Without any scaleDefinition, subtree scale counts leaves.

@@ -1,6 +1,6 @@
 """Pod rows and pod attribution: which component, instance and replica a pod belongs to.
 
-Attribution (karta-spec.md section 8.2, the upstream CLI model, plus an explicit
+Attribution (docs/definition-format.md section 8, the upstream CLI model, plus an explicit
 unattributed bucket):
 
 1. A pod belongs to the workload when its **controller** ownerReference chain reaches the

@@ -1,6 +1,6 @@
 """Status evaluation of the root object: phases from status mappings.
 
-Semantics (karta-spec.md section 7.5, reproduced exactly):
+Semantics (docs/definition-format.md section 7, reproduced exactly):
 
 1. ``phase`` = first output of ``phaseDefinition.path`` (unset when absent or no output);
 2. ``conditions`` = all outputs of ``conditionsDefinition.path``, flattened one level (an

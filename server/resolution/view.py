@@ -2,7 +2,7 @@
 
 Plain dataclasses built by :func:`server.resolution.resolver.resolve` and rendered by
 ``to_dict`` into the JSON view that ``wmap describe -o json``, REST and the snapshot tests
-share. The JSON is a superset of upstream ``kli describe`` (karta-spec.md section 11.3).
+share. The JSON is a superset of upstream ``kli describe`` (docs/definition-format.md section 11).
 
 Units: ``cpuMillis`` millicores, ``memoryBytes`` bytes, ``gpus`` whole devices;
 ``byResource`` maps every resource name to a decimal string.

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/version", "run.ai/karta-version"),
               ("karta.run.ai/kind", "run.ai/karta-kind"))
-"""Both upstream spellings of the GVK labels stamped on a stored definition (karta-spec.md 2)."""
+"""Both upstream spellings of the GVK labels stamped on a stored definition (docs/definition-format.md section 1)."""
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 """A DNS subdomain name (Kubernetes "Object Names and IDs"), the rule for a Karta's name."""

@@ -3,8 +3,8 @@
 A workload type is a (group, kind) with one definition per version; its id is a UUID
 derived from group and kind, so every server instance gives the same id.
 
-:func:`runai_documents` translates Run:ai's registration body unchanged (karta-spec.md
-section 15.1): ``name`` (the Kind), ``group`` and ``resourceInterfaces[].spec`` (one Karta
+:func:`runai_documents` translates Run:ai's registration body unchanged
+(docs/definition-format.md section 10): ``name`` (the Kind), ``group`` and ``resourceInterfaces[].spec`` (one Karta
 spec per served version, each one definition named by the catalog slug rule); other fields
 (``categoryId``, ``priorityId``, ``preemptibility``, ...) are kept in an annotation and
 echoed by :func:`type_dict`. :func:`register_workload_type` also accepts ``{"catalog":

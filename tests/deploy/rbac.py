@@ -28,7 +28,7 @@ def rules_by_resource(objects: Sequence[Mapping[str, Any]]) -> Rules:
 
 
 def expected_rules(*, auth: str = "kubernetes", impersonation: bool = False,
-                   extra: Sequence[Mapping[str, Any]] = ()) -> Rules:
+                   extra: Sequence[Mapping[str, Any]] = (), registration: bool = True) -> Rules:
     """The exact RBAC the chart must grant for these values (see the chart README)."""
     table: dict[tuple[str, str], set[str]] = defaultdict(set)
     for rule in [*VALUES["rbac"]["workloadResources"], *extra]:
@@ -37,7 +37,7 @@ def expected_rules(*, auth: str = "kubernetes", impersonation: bool = False,
                 table[(group, resource)] |= READ
     table[("", "pods")] |= READ
     table[("apiextensions.k8s.io", "customresourcedefinitions")] |= READ
-    table[("run.ai", "kartas")] |= READ | {"create", "update", "delete"}
+    table[("run.ai", "kartas")] |= READ | ({"create", "update", "delete"} if registration else set())
     if auth == "kubernetes":
         table[("authentication.k8s.io", "tokenreviews")] = {"create"}
         table[("authorization.k8s.io", "subjectaccessreviews")] = {"create"}

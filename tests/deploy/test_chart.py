@@ -73,21 +73,24 @@ def test_helm_lint_strict(helm: Path, tmp_path: Path, values: dict) -> None:
 def test_default_render_has_exactly_the_core_objects(default_objects: list[dict]) -> None:
     kinds = sorted(o["kind"] for o in default_objects)
     assert kinds == sorted(["ServiceAccount", "CustomResourceDefinition", "ClusterRole", "ClusterRole",
-                            "ClusterRoleBinding", "ClusterRoleBinding", "Service", "Deployment"])
+                            "ClusterRoleBinding", "ClusterRoleBinding", "Service", "Deployment",
+                            "Pod"])  # the Pod is the `helm test` hook
 
 
 def test_toggles_add_their_objects(toggled_objects: list[dict]) -> None:
     kinds = sorted(o["kind"] for o in toggled_objects)
     assert kinds == sorted(["ServiceAccount", "CustomResourceDefinition", "ClusterRole", "ClusterRole",
                             "ClusterRoleBinding", "ClusterRoleBinding", "Service", "Deployment",
-                            "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor", "ConfigMap"])
+                            "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor", "ConfigMap", "Pod"])
 
 
 def test_every_object_has_the_standard_labels(default_objects: list[dict], toggled_objects: list[dict]) -> None:
     for obj in default_objects + toggled_objects:
         labels = obj["metadata"]["labels"]
         what = f"{obj['kind']}/{obj['metadata']['name']}"
-        assert labels["app.kubernetes.io/name"] == "workload-map-server", what
+        # the helm test Pod must not carry the selector labels (the Service would pick it)
+        name = "workload-map-server-test" if obj["kind"] == "Pod" else "workload-map-server"
+        assert labels["app.kubernetes.io/name"] == name, what
         assert labels["app.kubernetes.io/instance"] == RELEASE, what
         assert labels["app.kubernetes.io/managed-by"] == "Helm", what
         assert labels["app.kubernetes.io/version"] == CHART["appVersion"], what
@@ -143,7 +146,7 @@ def test_deployment_runs_non_root_with_read_only_root(default_objects: list[dict
 
 def test_deployment_passes_settings_as_environment(default_objects: list[dict], toggled_objects: list[dict]) -> None:
     c = container(default_objects)
-    assert c["image"] == f"workload-map-server:{CHART['appVersion']}"
+    assert c["image"] == f"ghcr.io/workload-map/workload-map-server:{CHART['appVersion']}"
     assert c["args"] == ["--port", "8080"]
     assert "command" not in c  # the image's entrypoint (`wmap serve --host 0.0.0.0`) runs
     e = env(default_objects)
@@ -180,9 +183,10 @@ def test_image_digest_wins_over_tag(helm: Path) -> None:
 
 
 @pytest.mark.parametrize("sets, message", [
-    (["auth.mode=oidc"], 'auth.mode must be kubernetes or none, got "oidc"'),
+    # values.schema.json answers first for enums; the template's own checks stay as a second line
+    (["auth.mode=oidc"], "at '/auth/mode': value must be one of 'kubernetes', 'none'"),
     (["auth.mode=none", "impersonation.enabled=true"], "impersonation.enabled needs auth.mode=kubernetes"),
-    (["server.logFormat=xml"], "server.logFormat must be json or text"),
+    (["server.logFormat=xml"], "at '/server/logFormat': value must be one of 'json', 'text'"),
 ])
 def test_bad_values_fail_rendering(helm: Path, sets: list[str], message: str) -> None:
     args = ["template", "x", str(CHART_DIR)] + [a for s in sets for a in ("--set", s)]

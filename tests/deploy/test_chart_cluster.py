@@ -35,6 +35,11 @@ TOGGLES = {"podDisruptionBudget": {"enabled": True}, "networkPolicy": {"enabled"
            "serviceMonitor": {"enabled": True}, "auth": {"mode": "kubernetes"},
            "impersonation": {"enabled": True}, "replicaCount": 2,
            "extraDefinitions": {"x.yaml": {"apiVersion": "run.ai/v1alpha1", "kind": "Karta"}}}
+# the other new values: egress rules, hard anti-affinity, ephemeral storage, the helm test Pod
+EGRESS = {"networkPolicy": {"enabled": True, "egress": {"enabled": True, "apiServerCIDRs": ["10.96.0.1/32"],
+                                                        "extraTo": [{"ports": [{"port": 3128}]}]}},
+          "replicaCount": 3, "podAntiAffinity": "hard", "rbac": {"allowRegistration": False},
+          "tmpDirSizeLimit": "128Mi"}
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 SERVICE_MONITOR_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -57,8 +62,8 @@ def service_monitor_crd(k8s_control_plane: Any, admin: httpx.Client) -> None:
 
 # ---- 1. dry run -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("values", [{}, TOGGLES, {"namespaces": ["__NS__"], "auth": {"mode": "none"}}],
-                         ids=["defaults", "toggles-on", "allow-list-auth-none"])
+@pytest.mark.parametrize("values", [{}, TOGGLES, {"namespaces": ["__NS__"], "auth": {"mode": "none"}}, EGRESS],
+                         ids=["defaults", "toggles-on", "allow-list-auth-none", "egress-anti-affinity"])
 def test_rendered_objects_pass_server_side_dry_run(admin: httpx.Client, helm: Path, namespace: str,
                                                    service_monitor_crd: None, values: dict,
                                                    tmp_path: Path) -> None:
@@ -82,6 +87,7 @@ def test_rendered_objects_pass_server_side_dry_run(admin: httpx.Client, helm: Pa
         assert r.json()["metadata"]["name"] == obj["metadata"]["name"]
     if values is TOGGLES:
         assert {"PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor", "ConfigMap"} <= kinds
+    assert "Pod" in kinds  # the helm test hook
     # dry run stored nothing
     assert admin.get(f"/apis/apps/v1/namespaces/{namespace}/deployments").json()["items"] == []
 
@@ -280,3 +286,18 @@ async def test_informer_cache_without_the_bindings_is_forbidden(admin: httpx.Cli
                                   "unbound", token=token)
     states = await run_informers(kubeconfig, [POD, KARTA])
     assert states[POD].state == "forbidden" and states[KARTA].state == "forbidden", states
+
+
+def test_allow_registration_false_refuses_karta_writes(admin: httpx.Client, release: Any, namespace: str) -> None:
+    rel = release(sets=("rbac.allowRegistration=false",))
+    rel.create(*RBAC_KINDS)
+    sa = as_user(service_account_user(rel, namespace))
+    wait_rbac(admin, sa, "run.ai", "kartas", "watch")
+    for verb in ("get", "list", "watch"):
+        assert access(admin, sa, verb, "run.ai", "kartas"), f"{verb} kartas should stay allowed"
+    for verb in ("create", "update", "delete", "patch"):
+        assert not access(admin, sa, verb, "run.ai", "kartas"), f"{verb} kartas should be denied"
+    karta = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": f"k-{rel.name}"},
+             "spec": {"structureDefinition": {"rootComponent": {"name": "x"}}}}
+    r = admin.post("/apis/run.ai/v1alpha1/kartas", json=karta, headers=sa, params={"dryRun": "All"})
+    assert r.status_code == 403, r.text

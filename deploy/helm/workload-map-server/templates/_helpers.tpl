@@ -95,4 +95,23 @@ Fail early on values the server would reject.
 {{- if and .Values.impersonation.enabled (ne .Values.auth.mode "kubernetes") }}
 {{- fail "impersonation.enabled needs auth.mode=kubernetes (the caller must be known to be impersonated)" }}
 {{- end }}
+{{- if and .Values.impersonation.enabled (not .Values.rbac.allowRegistration) }}
+{{- fail "impersonation.enabled needs rbac.allowRegistration=true (impersonation is only used for Karta writes)" }}
+{{- end }}
+{{- end }}
+
+{{/*
+Pod anti-affinity spreading the replicas over nodes (kubernetes.io/hostname), soft or hard
+(https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#inter-pod-affinity-and-anti-affinity).
+*/}}
+{{- define "wmap.podAntiAffinity" -}}
+{{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" (include "wmap.selectorLabels" . | fromYaml)) -}}
+podAntiAffinity:
+{{- if eq .Values.podAntiAffinity "hard" }}
+  requiredDuringSchedulingIgnoredDuringExecution:
+    {{- list $term | toYaml | nindent 4 }}
+{{- else }}
+  preferredDuringSchedulingIgnoredDuringExecution:
+    {{- list (dict "weight" 100 "podAffinityTerm" $term) | toYaml | nindent 4 }}
+{{- end }}
 {{- end }}

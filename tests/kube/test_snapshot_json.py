@@ -1,0 +1,162 @@
+"""Snapshot files read through a JSON parser, streamed, and YAML through libyaml.
+
+The JSON dumps are built here the way ``kubectl get -o json`` writes them (``kind: List``,
+``items`` before ``kind``, 4-space indent) from the bundled JobSet sample, so the resolved
+figures can be checked against the sample's own comment: JobSet ``llm-pretrain`` has a
+leader (1 replica) and a worker replicated job (2 replicas), one pod each, 4 nvidia.com/gpu
+per pod, all Running on a node -> 3 pods x 4 = 12 GPUs requested by pods and 12 allocated.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from server.config import default_catalog_dir
+from server.definitions.catalog import load_catalog
+from server.definitions.registry import DefinitionRegistry
+from server.gvk import GVK
+from server.kube import jsonstream, snapshot
+from server.kube.snapshot import SnapshotError, SnapshotReader, iter_objects, load_objects
+from server.service import WorkloadService
+
+SAMPLE = Path(snapshot.__file__).resolve().parents[1] / "sample" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
+POD = GVK("", "v1", "Pod")
+
+
+def sample_objects() -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(SAMPLE.read_text()) if doc]
+
+
+def kubectl_list(items: list[dict[str, Any]]) -> str:
+    """``kubectl get -o json`` shape: apiVersion, items, kind, metadata (sorted keys)."""
+    return json.dumps({"apiVersion": "v1", "items": items, "kind": "List",
+                       "metadata": {"resourceVersion": ""}}, indent=4)
+
+
+def llm_pretrain_gpu(reader: SnapshotReader) -> dict[str, Any]:
+    registry = DefinitionRegistry(load_catalog(default_catalog_dir()))
+    view = WorkloadService(registry, reader).workload("ml-training", "jobset.x-k8s.io", "JobSet", "llm-pretrain")
+    return {key: view.to_dict()["gpu"][key] for key in ("requestedByPods", "allocated")}
+
+
+@pytest.mark.parametrize("chunk", [None, 7, 4096])
+def test_kubectl_json_list_resolves_like_the_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  chunk: int | None) -> None:
+    if chunk:  # small windows: every value crosses chunk borders
+        monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    objects = sample_objects()
+    for obj in objects:  # what a live API server adds: trimmed as read, as the informers do
+        obj["metadata"]["managedFields"] = [{"manager": "kube-controller-manager", "fieldsV1": {"f:x": {}}}]
+    dump = tmp_path / "dump.json"
+    dump.write_text(kubectl_list(objects))
+    reader = SnapshotReader.from_paths(dump)
+    assert sum(reader.count(g) for g in reader.gvks()) == len(objects)
+    pods = reader.list(POD, "ml-training")
+    assert pods and all("managedFields" not in p["metadata"] for p in pods)
+    assert llm_pretrain_gpu(reader) == {"requestedByPods": 12, "allocated": 12}
+    assert llm_pretrain_gpu(SnapshotReader.from_paths(SAMPLE)) == {"requestedByPods": 12, "allocated": 12}
+
+
+def test_json_array_typed_list_and_concatenated_values(tmp_path: Path) -> None:
+    # a typed PodList whose items lack kind, with kind written *after* the items (kept
+    # pending until it is read), then a bare array, then a bare object: 2 + 1 + 1 objects
+    pod_list = '{"apiVersion": "v1", "items": [{"metadata": {"name": "p1", "namespace": "n"}},' \
+               ' {"metadata": {"name": "p2", "namespace": "n"}}], "kind": "PodList"}'
+    array = json.dumps([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}])
+    job = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "n"}})
+    path = tmp_path / "mixed.json"
+    path.write_text(f"{pod_list}\n{array}\n{job}\n")
+    assert [(o["kind"], o["metadata"]["name"]) for o in load_objects(path)] == [
+        ("Pod", "p1"), ("Pod", "p2"), ("ConfigMap", "c"), ("Job", "j")]
+
+
+def test_yaml_multidoc_uses_the_c_loader_when_built(tmp_path: Path) -> None:
+    if hasattr(yaml, "CSafeLoader"):
+        assert snapshot._Loader is yaml.CSafeLoader
+    path = tmp_path / "two.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: n}\n---\n---\n"
+                    "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n")
+    assert [o["metadata"]["name"] for o in load_objects(path)] == ["a", "b"]
+
+
+@pytest.mark.parametrize("text, where", [
+    # lines 1-3 are 21 + 12 + 66 characters with their newlines = 99; on line 4
+    # `    {"kind": "Pod" "metadata": {}}` the comma is missing at column 20 -> char 99 + 19
+    ('{"apiVersion": "v1",\n "items": [\n  {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a"}},\n'
+     '    {"kind": "Pod" "metadata": {}}]}', "line 4 column 20 (char 118): Expecting ',' delimiter"),
+    ('{"apiVersion": "v1", "items": [{"kind": "Pod"', "line 1 column 46 (char 45): Expecting ',' delimiter"),
+    ('{"items": [] "kind": "List"}', "line 1 column 14 (char 13): expected ',' or '}', found '\"'"),
+    ("[1, 2]", "expected a Kubernetes object, got int"),
+])
+def test_malformed_json_names_file_and_position(tmp_path: Path, text: str, where: str) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text(text)
+    with pytest.raises(SnapshotError) as info:
+        load_objects(path)
+    assert str(info.value).startswith(f"{path}") and where in str(info.value)
+
+
+def test_items_are_streamed_before_the_rest_is_read(tmp_path: Path) -> None:
+    # the first object is delivered although the file breaks later: nothing is decoded whole
+    path = tmp_path / "late-error.json"
+    good = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "first", "namespace": "n"}}
+    path.write_text('{"apiVersion": "v1", "items": [' + json.dumps(good) + ", {oops}]}")
+    objects = iter_objects(path)
+    assert next(objects)["metadata"]["name"] == "first"
+    # 31 characters of list head + 84 of the pod + `, {` = 118: the `o` of oops is char 118
+    with pytest.raises(SnapshotError, match=r"line 1 column 119 \(char 118\): Expecting property name"):
+        next(objects)
+
+
+def test_a_value_longer_than_the_bound_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an unterminated string: with a 64-character bound and 16-character reads the parser
+    # stops after at most 64 + 16 characters instead of reading the whole 10,000
+    monkeypatch.setattr(jsonstream, "CHUNK", 16)
+    monkeypatch.setattr(jsonstream, "MAX_VALUE", 64)
+    path = tmp_path / "huge.json"
+    path.write_text('{"apiVersion": "' + "x" * 10_000)
+    with path.open() as handle:
+        stream = jsonstream.JSONStream(handle)
+        keys = stream.members()
+        assert next(keys) == "apiVersion"
+        with pytest.raises(jsonstream.JSONStreamError, match="Unterminated string") as info:
+            stream.value()
+        assert info.value.offset == 15 and handle.tell() <= 15 + 64 + 2 * 16
+
+
+def test_json_under_another_name_is_read_as_json_and_flow_yaml_still_as_yaml(tmp_path: Path) -> None:
+    # `kubectl get -o json > dump.yaml` (or standard input, which the CLI saves as .yaml)
+    saved = tmp_path / "dump.yaml"
+    saved.write_text(kubectl_list([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"}}]))
+    assert [o["metadata"]["name"] for o in load_objects(saved)] == ["p"]
+    # a YAML flow mapping is not JSON: nothing was read as JSON yet, so it is read as YAML
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("{apiVersion: v1, kind: Pod, metadata: {name: q, namespace: n}}\n")
+    assert [o["metadata"]["name"] for o in load_objects(flow)] == ["q"]
+    # malformed JSON after an object was read is an error with its position, not a YAML retry
+    broken = tmp_path / "broken.yaml"
+    broken.write_text('[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}, {oops}]')
+    # `[` + the 62-character pod + `, {` = 66 characters before the `o` of oops: char 66, column 67
+    with pytest.raises(SnapshotError, match=r"broken.yaml: invalid JSON at line 1 column 67 \(char 66\)"):
+        load_objects(broken)
+
+
+def test_keys_and_short_strings_are_shared_between_objects(tmp_path: Path) -> None:
+    # two pods decoded separately: equal keys and short values are one object, long ones not
+    long_value = "x" * (jsonstream.INTERN_MAX + 1)
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"p{i}", "namespace": "n", "annotations": {"note": long_value + str(i)[:0]}},
+             "status": {"phase": "Running"}} for i in range(2)]
+    path = tmp_path / "pods.json"
+    path.write_text(kubectl_list(pods))
+    first, second = load_objects(path)
+    key_a = next(k for k in first if k == "metadata")
+    key_b = next(k for k in second if k == "metadata")
+    assert key_a is key_b and first["status"]["phase"] is second["status"]["phase"]
+    assert first["metadata"]["annotations"]["note"] == second["metadata"]["annotations"]["note"]
+    assert first["metadata"]["annotations"]["note"] is not second["metadata"]["annotations"]["note"]
