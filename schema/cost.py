@@ -43,7 +43,7 @@ from graphql import (
     get_named_type,
 )
 
-from schema.pagination import MAX_PAGE_SIZE
+from server.service.pagination import MAX_PAGE_SIZE
 
 DEFAULT_MAX_COST = 100_000
 """Same figure as ``server.config.DEFAULT_GRAPHQL_MAX_COST`` (a test keeps them equal)."""
