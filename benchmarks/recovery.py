@@ -44,8 +44,8 @@ def _pod(name: str) -> dict[str, Any]:
             "spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]}}
 
 
-def _recovered(runtime: Any) -> bool:
-    """Every informer settled, none down, not stale."""
+def recovered(runtime: Any) -> bool:
+    """True when every informer of the app's ``Runtime`` is settled, none is down and none stale."""
     states = runtime.states()
     return bool(states) and all(s.is_settled and s.down_since is None and not s.stale for s in states.values())
 
@@ -100,7 +100,7 @@ async def outage_once(cp: Any, runtime: Any, namespace: str, *, outage_s: float,
     await asyncio.sleep(max(0.0, outage_s - (time.monotonic() - t_stop - stopped)))  # down for outage_s
     await asyncio.to_thread(cp.start_apiserver)  # returns once /readyz is 200
     down = time.monotonic() - t_stop
-    synced = await _wait(lambda: _recovered(runtime), timeout)
+    synced = await _wait(lambda: recovered(runtime), timeout)
     relists = sum(st.relists for st in runtime.states().values()) - relists
     queue = cache.subscribe()
     try:

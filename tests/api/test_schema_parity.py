@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, get_named_type
+from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, build_schema, get_named_type
 
-from schema.schema import schema
+from schema.schema import sdl
 from server.cli.main import build_registry
 from server.kube.snapshot import SnapshotReader
 from server.service import WorkloadService
@@ -29,6 +29,9 @@ KEYED_LISTS: dict[str, str] = {
     "GpuResource": "resource",  # JSON {"nvidia.com/gpu": {...figures}} -> [{resource, ...figures}]
 }
 """JSON objects keyed by a resource name become GraphQL lists with the key as a field."""
+
+SCHEMA = build_schema(sdl())
+"""The GraphQL schema as committed in ``schema/schema.graphql`` (the drift test keeps them equal)."""
 
 NAME_LISTS = {"pods"}
 """JSON lists of pod names (roles, instances) are GraphQL lists of ``Pod`` (its ``name``)."""
@@ -83,7 +86,7 @@ def test_every_rest_field_has_a_graphql_field() -> None:
     # 75 workloads in the bundled sample (server/sample/README.md): a smaller count means
     # the walk below covered fewer shapes than intended.
     assert len(views) >= 70
-    workload = schema._schema.type_map["Workload"]
+    workload = SCHEMA.type_map["Workload"]
     missing: list[str] = []
     for view in views:
         _walk(view, workload, view["kind"], missing)
@@ -93,7 +96,7 @@ def test_every_rest_field_has_a_graphql_field() -> None:
 def test_walk_reports_a_missing_field() -> None:
     """The walk itself fails on a key GraphQL lacks (so the parity test can fail)."""
     missing: list[str] = []
-    role = schema._schema.type_map["Role"]
+    role = SCHEMA.type_map["Role"]
     _walk({"name": "x", "noSuchField": 1, "replicas": {"desired": 1, "extra": 2}}, role, "Role", missing)
     assert missing == ["Role.noSuchField (no Role.noSuchField)", "Role.replicas.extra (no Replicas.extra)"]
 

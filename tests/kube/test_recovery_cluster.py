@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.recovery import _recovered
+from benchmarks.recovery import recovered
 from server.app import create_app
 from server.config import KubeSettings, Settings
 from server.gvk import GVK
@@ -74,7 +74,7 @@ async def test_outage_flagged_in_every_interface_then_recovered(k8s_control_plan
             finally:
                 await asyncio.to_thread(cp.start_apiserver)  # returns once /readyz is 200
             t_ready = time.monotonic()
-            assert await wait_for(lambda: _recovered(runtime), timeout=20), runtime.states()
+            assert await wait_for(lambda: recovered(runtime), timeout=20), runtime.states()
             synced_again = time.monotonic() - t_ready
             async with cp.async_client() as k:
                 t_change = time.monotonic()
