@@ -26,7 +26,7 @@ from server.definitions.validate import jq_fields
 from server.errors import Problem
 from server.gvk import GVK, KARTA_GVK, POD_GVK
 from server.jq.trial import TRIAL_TIMEOUT_S
-from server.kube.reader import Reader
+from server.kube.reader import ChangeEvent, Reader
 from server.resolution.dra import DRA_KINDS
 from server.service.stores import DefinitionStore
 
@@ -163,9 +163,25 @@ class DefinitionIntake:
     async def follow(self, reader: Reader) -> None:
         """Keep cluster definitions in step with the Karta objects ``reader`` holds.
 
-        Runs until cancelled; the subscriber queue is released in ``finally``.
+        Karta events are taken losslessly: through the reader's synchronous listener hook
+        (``ObjectGraph.add_listener``) into an unbounded local queue that only ever holds
+        Karta events (a handful), so the event storm of an initial list of pods cannot push
+        a definition change out of a bounded subscriber queue. A reader without the hook is
+        followed through ``subscribe()``. Runs until cancelled; the hook or queue is released
+        in ``finally``.
         """
-        queue = reader.subscribe()
+        add, remove = getattr(reader, "add_listener", None), getattr(reader, "remove_listener", None)
+        local: asyncio.Queue[ChangeEvent] = asyncio.Queue()
+
+        def on_change(event: ChangeEvent) -> None:
+            if event.gvk.group_kind == KARTA_GVK.group_kind:
+                local.put_nowait(event)
+
+        queue = local
+        if callable(add) and callable(remove):
+            add(on_change)
+        else:
+            queue = reader.subscribe()
         try:
             for obj in reader.list(KARTA_GVK):
                 await self._apply_checked("ADDED", obj)
@@ -174,7 +190,10 @@ class DefinitionIntake:
                 if event.gvk.group_kind == KARTA_GVK.group_kind:
                     await self._apply_checked(event.type, event.obj)
         finally:
-            reader.unsubscribe(queue)
+            if queue is local and callable(remove):
+                remove(on_change)
+            else:
+                reader.unsubscribe(queue)
 
     async def _apply_checked(self, event_type: str, obj: Mapping[str, Any]) -> None:
         name = str((obj.get("metadata") or {}).get("name", ""))

@@ -96,7 +96,11 @@ def _entry_document(body: dict[str, Any], index: int, item: dict[str, Any], grou
     name, prefix = body.get("name"), f"resourceInterfaces[{index}]"
     root_kind = ((item["spec"].get("structureDefinition") or {}).get("rootComponent") or {}).get("kind") or {}
     version = str(root_kind.get("version", "")) if isinstance(root_kind, dict) else ""
-    slug = GVK(group, version or f"entry{index}", name if isinstance(name, str) else "x").slug
+    # the stored name derives from group and kind: a bad group or kind is reported once on its
+    # own field, so the name is built from a placeholder instead (no derived name error)
+    slug_group = group if not group or _GROUP.fullmatch(group) else "invalid.group"
+    slug_kind = name if isinstance(name, str) and _KIND.fullmatch(name) else "Invalid"
+    slug = GVK(slug_group, version or f"entry{index}", slug_kind).slug
     extra = json.dumps({k: v for k, v in body.items() if k != "resourceInterfaces"}, sort_keys=True)
     doc = {"apiVersion": KARTA_API_VERSION, "kind": "Karta",
            "metadata": {"name": slug, "annotations": {TYPE_ANNOTATION: extra}}, "spec": item["spec"]}
