@@ -13,7 +13,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from server.service.pagination import paginate
 from server.api.auth import guard_of
 from server.api.bodies import duration, integer
 from server.api.errors import WaitTimeout
@@ -25,6 +24,7 @@ from server.errors import InvalidRequest
 from server.kube.reader import ChangeEvent
 from server.resolution import WorkloadView
 from server.service import WorkloadService
+from server.service.pagination import paginate
 from server.service.rows import phase_state, summary
 
 DEFAULT_WAIT_S = 30.0
