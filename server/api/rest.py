@@ -13,7 +13,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from server.service.pagination import paginate
 from server.api.auth import guard_of
 from server.api.bodies import duration, integer
 from server.api.errors import WaitTimeout
@@ -24,6 +23,7 @@ from server.definitions.phases import Phase
 from server.errors import InvalidRequest, WorkloadNotFound
 from server.resolution import WorkloadView
 from server.service import WorkloadService
+from server.service.pagination import paginate
 from server.service.rows import phase_state, summary
 
 DEFAULT_WAIT_S = 30.0

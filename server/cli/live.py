@@ -54,12 +54,12 @@ from server.config import (
 from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import DefinitionNotFound, InvalidRequest
+from server.gvk import KARTA_GVK, POD_GVK
 from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
 from server.resolution.dra import DRA_KINDS
 from server.resolution import WorkloadView
 from server.service import WorkloadService
-from server.gvk import KARTA_GVK, POD_GVK
 from server.service.registration import Registrar
 from server.service.rows import summary
 from server.service.stores import DirectoryStore
