@@ -46,6 +46,7 @@ EXPECTED = {
     "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2": GVK("sparkoperator.k8s.io", "v1beta2",
                                                                    "ScheduledSparkApplication"),
     "argoproj-io-workflow-v1alpha1": GVK("argoproj.io", "v1alpha1", "Workflow"),
+    "workload-codeflare-dev-appwrapper-v1beta2": GVK("workload.codeflare.dev", "v1beta2", "AppWrapper"),
     # issue 14: the upstream types we lacked
     "nvidia-com-dynamographdeployment-v1beta1": GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment"),
     "serving-kserve-io-llminferenceservice-v1alpha2": GVK("serving.kserve.io", "v1alpha2", "LLMInferenceService"),
@@ -82,6 +83,7 @@ ALIASES = {
     "sparkapp": "sparkoperator-k8s-io-sparkapplication-v1beta2",
     "scheduledsparkapp": "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2",
     "workflow": "argoproj-io-workflow-v1alpha1", "argo": "argoproj-io-workflow-v1alpha1",
+    "appwrapper": "workload-codeflare-dev-appwrapper-v1beta2",
 }
 
 FILES = sorted(CATALOG_DIR.glob("*.yaml"))
@@ -120,7 +122,7 @@ def test_file_header_and_annotations(path) -> None:  # type: ignore[no-untyped-d
 def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
     catalog = load_catalog(CATALOG_DIR)
     entries = list(catalog)
-    assert len(entries) == len(EXPECTED) == 34
+    assert len(entries) == len(EXPECTED) == 35
     assert {e.definition.name: e.gvk for e in entries} == EXPECTED
     assert len({e.gvk for e in entries}) == len(entries)
     aliases = [a for e in entries for a in e.aliases]
@@ -133,7 +135,7 @@ def test_catalog_loads_every_type_with_unique_gvks_and_aliases() -> None:
 def test_wmap_catalog_lists_all_types(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--catalog-dir", str(CATALOG_DIR), "catalog", "-o", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["count"] == len(EXPECTED) == 34
+    assert out["count"] == len(EXPECTED) == 35
     rows = {r["name"]: r for r in out["items"]}
     assert set(rows) == set(EXPECTED)
     for name, gvk in EXPECTED.items():

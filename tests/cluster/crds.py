@@ -71,6 +71,7 @@ OWN_CRDS: tuple[CrdSpec, ...] = (
     CrdSpec("sparkoperator.k8s.io", "v1beta2", "SparkApplication", "sparkapplications"),
     CrdSpec("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication", "scheduledsparkapplications"),
     CrdSpec("argoproj.io", "v1alpha1", "Workflow", "workflows"),
+    CrdSpec("workload.codeflare.dev", "v1beta2", "AppWrapper", "appwrappers"),
     CrdSpec("run.ai", "v1alpha1", "Karta", "kartas", scope="Cluster", short_names=("krt",)),
 )
 

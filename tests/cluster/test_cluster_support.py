@@ -51,7 +51,7 @@ def test_find_binaries_env_and_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 def test_own_crds_shape() -> None:
     manifests = crds.own_crds()
     names = [m["metadata"]["name"] for m in manifests]
-    assert len(names) == len(set(names)) == len(crds.OWN_CRDS) == 30
+    assert len(names) == len(set(names)) == len(crds.OWN_CRDS) == 31
     karta = next(m for m in manifests if m["metadata"]["name"] == "kartas.run.ai")
     assert karta["spec"]["scope"] == "Cluster"
     assert karta["spec"]["names"]["shortNames"] == ["krt"]

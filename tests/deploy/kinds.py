@@ -41,10 +41,16 @@ def catalog_gvks() -> set[GVK]:
     return set().union(*(definition_gvks(doc) for _, doc in catalog_documents()))
 
 
+#: Catalog kinds whose CRD declares a plural other than the guess (spec.names.plural of the CRD).
+CRD_PLURALS = {"Sandbox": "sandboxes"}
+
+
 def guess_plural(kind: str) -> str:
     """The resource name Kubernetes guesses for a kind (apimachinery ``UnsafeGuessKindToResource``):
-    lower case, then ``-s`` -> ``-ses``, ``-y`` -> ``-ies``, else ``+s``. CRDs may choose another plural;
-    the cluster tests use discovery instead where the test API server serves the kind."""
+    lower case, then ``-s`` -> ``-ses``, ``-y`` -> ``-ies``, else ``+s``. CRDs may choose another plural
+    (``CRD_PLURALS``); the cluster tests use discovery instead where the test API server serves the kind."""
+    if kind in CRD_PLURALS:
+        return CRD_PLURALS[kind]
     name = kind.lower()
     if name.endswith("s"):
         return name + "es"
