@@ -29,7 +29,7 @@ from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import WorkloadNotFound
 from server.gvk import GVK
 from server.kube.reader import Reader
-from server.owners import MAX_OWNER_DEPTH, controller_uid
+from server import owners
 from server.resolution.dra import claim_inputs
 from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from server.resolution.resolver import failed_view
@@ -143,22 +143,20 @@ class WorkloadService:
             return None
 
     def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK]) -> bool:
-        """True when no controller ancestor of ``obj`` is a covered kind."""
+        """True when no controller ancestor of ``obj`` is a covered kind.
+
+        The one owner-chain walk (``server.owners.owner_chain``): same-namespace owners
+        only, depth ``MAX_OWNER_DEPTH``, an ownerReference cycle listed once.
+        """
         kinds = {g.group_kind for g in covered}
-        current: Mapping[str, Any] | None = obj
-        for _ in range(MAX_OWNER_DEPTH):
-            owner_uid = controller_uid(current) if current is not None else None
-            if not owner_uid:
-                return True
-            current = self.reader.by_uid(owner_uid)
-            if current is None:
-                return True
+
+        def is_covered(owner: Mapping[str, Any]) -> bool:
             try:
-                if GVK.of(current).group_kind in kinds:
-                    return False
+                return GVK.of(owner).group_kind in kinds
             except ValueError:
-                return True
-        return True
+                return False
+
+        return owners.is_top_level(obj, self.reader.by_uid, is_covered)
 
     def iter_roots(self) -> Iterator[tuple[Entry, Mapping[str, Any]]]:
         """Every object of a covered GVK with the entry in force for it."""
