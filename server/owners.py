@@ -22,8 +22,9 @@ top-level check). Its rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 MAX_OWNER_DEPTH = 6
 
@@ -34,18 +35,18 @@ Lookup = Callable[[str], "Mapping[str, Any] | None"]
 def controller_uid(obj: Mapping[str, Any]) -> str | None:
     """UID of the ownerReference with ``controller: true``, else None."""
     meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
-    if not isinstance(refs, list):
+    refs = meta.get("ownerReferences") if type(meta) is dict or isinstance(meta, Mapping) else None
+    if not refs or not isinstance(refs, list):
         return None
     for ref in refs:
-        if isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("uid"):
+        if (type(ref) is dict or isinstance(ref, Mapping)) and ref.get("controller") is True and ref.get("uid"):
             return str(ref["uid"])
     return None
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
 
 
 def uid_of(obj: Mapping[str, Any]) -> str:

@@ -23,9 +23,10 @@ are the demand. Allocated figures come from ``status.allocation`` only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from server.gvk import GVK
 from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests, add_into

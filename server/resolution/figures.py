@@ -8,8 +8,9 @@ and templates of one ``resolve()`` call and fills the DRA part of pod rows and p
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from server.resolution.dra import ClaimSources, Demand, PodClaims, pod_claims, template_claims
 from server.resolution.resources import GpuPolicy, Requests, add_into

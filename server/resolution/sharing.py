@@ -18,8 +18,9 @@ Values outside the rules above are reported as errors naming the annotation and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import Any
 
 from server.resolution.resources import Requests
 
