@@ -1,5 +1,5 @@
-"""Pure-ASGI middleware: request body limit (JSON 413), per-request time budget (JSON 504)
-and request latency metrics."""
+"""Pure-ASGI middleware: request body limit (JSON 413) and body read timeout (JSON 408),
+per-request time budget (JSON 504) and request latency metrics."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from starlette.requests import HTTPConnection
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.api.errors import DeadlineExceeded, PayloadTooLarge, error_response, response_for
+from server.api.errors import BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, response_for
 
 log = logging.getLogger(__name__)
 
@@ -21,11 +21,18 @@ DEADLINE_KEY = "wmap.deadline"
 
 class BodyLimitMiddleware:
     """Reject request bodies above ``max_bytes``: at once from ``Content-Length``, else
-    while reading (``PayloadTooLarge`` raised into the handler becomes the JSON 413)."""
+    while reading (``PayloadTooLarge`` raised into the handler becomes the JSON 413).
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    A body that is not complete ``timeout_s`` after the handler first asks for it (a
+    client trickling bytes) ends the request with a JSON 408 (``BodyTimeout``); once the
+    body is complete, later ``receive`` calls (streams waiting for a disconnect) are not
+    timed.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 0.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -35,13 +42,18 @@ class BodyLimitMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await error_response(413, PayloadTooLarge.code, self._message())(scope, receive, send)
             return
-        seen = 0
+        seen, done, deadline = 0, False, 0.0
 
         async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, done, deadline
+            if done or self.timeout_s <= 0:
+                message = await receive()
+            else:
+                deadline = deadline or asyncio.get_running_loop().time() + self.timeout_s
+                message = await _receive_until(receive, deadline, self.timeout_s)
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                done = not message.get("more_body", False)
                 if seen > self.max_bytes:
                     raise PayloadTooLarge(self._message())
             return message
@@ -50,6 +62,28 @@ class BodyLimitMiddleware:
 
     def _message(self) -> str:
         return f"request body exceeds the limit of {self.max_bytes} bytes"
+
+
+async def _receive_until(receive: Receive, deadline: float, timeout_s: float) -> Message:
+    """``receive()`` unless it is still pending at ``deadline`` (loop time).
+
+    When the event loop was busy past the deadline, bytes that arrived meanwhile are
+    delivered in the same loop turn as the timer: the few extra turns given here let them
+    win, so only a client that really sent nothing is cut off.
+
+    Raises:
+        BodyTimeout: nothing arrived by the deadline.
+    """
+    task = asyncio.ensure_future(receive())
+    await asyncio.wait({task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+    for _ in range(3):
+        if task.done():
+            break
+        await asyncio.sleep(0)
+    if not task.done():
+        task.cancel()
+        raise BodyTimeout(f"the request body did not arrive within {timeout_s:g}s")
+    return task.result()
 
 
 class MetricsMiddleware:
