@@ -86,8 +86,19 @@ async def _receive_until(receive: Receive, deadline: float, timeout_s: float) ->
     return task.result()
 
 
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})
+"""RFC 9110 section 9 methods; any other method is labelled ``other``."""
+
+
+def method_label(method: str) -> str:
+    """The ``method`` label: an RFC 9110 method, else ``other`` (bounded series)."""
+    return method if method in HTTP_METHODS else "other"
+
+
 class MetricsMiddleware:
-    """Observe every HTTP request's latency, labelled with the route template."""
+    """Observe every HTTP request's latency, labelled with the route template (``unmatched``
+    for no route), the method (:func:`method_label`) and the status: every label takes a
+    bounded set of values whatever clients send."""
 
     def __init__(self, app: ASGIApp, metrics: Any, routes: list[Any]) -> None:
         self.app = app
@@ -95,11 +106,14 @@ class MetricsMiddleware:
         self.routes = routes
 
     def _route(self, scope: Scope) -> str:
+        partial = None
         for route in self.routes:
             match, _ = route.matches(scope)
             if match == Match.FULL:
                 return str(getattr(route, "path", "other"))
-        return "unmatched"
+            if match == Match.PARTIAL and partial is None:  # the path matched, the method did not
+                partial = str(getattr(route, "path", "other"))
+        return partial or "unmatched"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -117,7 +131,7 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, recording)
         finally:
-            self.metrics.observe_request(scope.get("method", ""), self._route(scope), status,
+            self.metrics.observe_request(method_label(str(scope.get("method", ""))), self._route(scope), status,
                                          time.perf_counter() - started)
 
 
