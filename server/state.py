@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -101,6 +102,9 @@ class DirectoryStore:
     """
 
     origin = "state"
+    max_key_length = 255 - len(".yaml")
+    """File names hold at most 255 bytes (ext4, xfs, tmpfs NAME_MAX): a longer definition
+    name is refused before anything is written."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
@@ -116,7 +120,7 @@ class DirectoryStore:
     def _write(self, key: str, text: str) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         final = self.directory / f"{key}.yaml"
-        tmp = self.directory / f".{key}.yaml.tmp-{os.getpid()}"
+        tmp = self.directory / f".wmap-{os.getpid()}-{threading.get_ident()}.tmp"  # short: the key may be long
         try:
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -230,6 +234,10 @@ class Registrar:
         problems = [] if _NAME.fullmatch(definition.name) else [Problem(
             "metadata.name", f"{definition.name!r} is not a valid resource name (lowercase letters, digits, '-', "
                              "'.'; at most 253 characters)")]
+        limit = getattr(self.store, "max_key_length", None)
+        if not problems and isinstance(limit, int) and len(definition.name) > limit:
+            problems.append(Problem("metadata.name", f"must be at most {limit} characters in the offline state "
+                                                     f"directory (a file name), got {len(definition.name)}"))
         problems += await self._trial(definition)
         if problems:
             raise InvalidDefinition(problems, name=definition.name)

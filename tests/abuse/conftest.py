@@ -9,9 +9,9 @@ import pytest
 
 from tests.abuse.server import Served, serve
 
-FLAGS = ("--header-timeout", "2", "--body-timeout", "2", "--max-connections", "120",
+FLAGS = ("--header-timeout", "2", "--body-timeout", "2", "--max-connections", "500",
          "--max-expensive-requests", "2", "--expensive-queue", "8")
-"""Limits of the served process: 2 s to send headers or a body, 120 connections, 2
+"""Limits of the served process: 2 s to send headers or a body, 500 connections, 2
 expensive requests running and 8 waiting."""
 
 
