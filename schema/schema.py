@@ -58,6 +58,24 @@ def is_unexpected(error: GraphQLError) -> bool:
 LIMIT_RULES: list[type[ASTValidationRule]] = [max_depth_rule(MAX_DEPTH, None, None), max_aliases_rule(MAX_ALIASES)]
 
 
+class SafeParserCache(ParserCache):
+    """strawberry's ParserCache, except that a document that does not parse is left to
+    strawberry's own parse step, which reports the syntax error as the operation's error.
+
+    The stock extension parses in its hook, outside strawberry's error handling: on the
+    SSE/multipart path a syntax error escaped into the streaming response and the client
+    saw the stream end with no message at all.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        ctx = self.execution_context
+        try:
+            ctx.graphql_document = self.cached_parse_document(ctx.query, **ctx.parse_options)
+        except GraphQLError:
+            pass  # parsed again (and reported) by strawberry
+        yield
+
+
 class QueryCost(SchemaExtension):
     """Price the operation after parsing, before validation (see :mod:`schema.cost`).
 
@@ -107,7 +125,7 @@ def build_schema() -> Schema:
         extensions=[
             lambda: AddValidationRules(LIMIT_RULES),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-            lambda: ParserCache(maxsize=CACHE_SIZE),
+            lambda: SafeParserCache(maxsize=CACHE_SIZE),
             QueryCost,
             lambda: ValidationCache(maxsize=CACHE_SIZE),
             lambda: MaskErrors(should_mask_error=is_unexpected),

@@ -25,8 +25,9 @@ logged when the server listens beyond loopback); with ``kubernetes`` the cluster
 checks tokens and permissions (``server.kube.reviews.KubeReviews`` behind a cached
 ``server.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
 store writes through an ``ImpersonatingClient``. Middleware, outermost first: metrics,
-CORS (only with ``--cors-origin``), body limit, cross-site refusal, time budget,
-authentication, settle-after-definition-change.
+CORS (only with ``--cors-origin``), body limit and read timeout, cross-site refusal,
+load shedding of expensive requests, time budget, authentication, settle-after-definition-change,
+stale-data header.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.api.auth import AuthMiddleware
 from server.api.crosssite import CrossSiteMiddleware, cors_middleware
+from server.api.load import LoadSheddingMiddleware
 from server.api.errors import EXCEPTION_HANDLERS
 from server.api.metrics import Metrics
 from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
@@ -142,8 +144,11 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
         routes=routes,
         middleware=[Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),
                     *cors_middleware(settings.http.cors_origins),
-                    Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes),
+                    Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes,
+                               timeout_s=settings.http.body_timeout_s),
                     Middleware(CrossSiteMiddleware, allowed_origins=settings.http.cors_origins),
+                    Middleware(LoadSheddingMiddleware, slots=settings.http.max_expensive,
+                               queue=settings.http.expensive_queue, wait_s=settings.http.expensive_wait_s),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
                     Middleware(AuthMiddleware, runtime=runtime),
                     Middleware(SettleAfterDefinitionChange, runtime=runtime),

@@ -48,6 +48,14 @@ class HttpSettings:
         cors_origins: browser origins (``https://portal.example.com``) allowed to call
             this server besides its own: CORS answers (with preflight) and writes accepted
             from them; every other origin's writes are refused (:mod:`server.api.crosssite`).
+        header_timeout_s: time a client has to send a request's headers (connection closed
+            with 408 after; :mod:`server.api.connections`).
+        body_timeout_s: time a client has to send a request body once the handler reads it
+            (JSON 408 after).
+        max_connections: open connections; one more is answered 503 and closed.
+        max_expensive: GraphQL operations and workload lists running at once
+            (:mod:`server.api.load`); ``expensive_queue`` more wait up to
+            ``expensive_wait_s``, the rest get 503 with ``Retry-After``.
     """
 
     host: str = "127.0.0.1"
@@ -58,6 +66,12 @@ class HttpSettings:
     max_subscriptions: int = 16
     graphql_max_cost: int = DEFAULT_GRAPHQL_MAX_COST
     cors_origins: tuple[str, ...] = ()
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 10.0
+    max_connections: int = 1000
+    max_expensive: int = 8
+    expensive_queue: int = 64
+    expensive_wait_s: float = 10.0
 
     @property
     def is_loopback(self) -> bool:
@@ -179,6 +193,10 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_REQUEST_TIMEOUT": ("request_timeout", float),
     "WMAP_GRAPHQL_MAX_COST": ("graphql_max_cost", int),
     "WMAP_CORS_ORIGINS": ("cors_origin", _words),
+    "WMAP_MAX_CONNECTIONS": ("max_connections", int),
+    "WMAP_MAX_EXPENSIVE_REQUESTS": ("max_expensive_requests", int),
+    "WMAP_HEADER_TIMEOUT": ("header_timeout", float),
+    "WMAP_BODY_TIMEOUT": ("body_timeout", float),
     "WMAP_NAMESPACES": ("namespace", _words),
     "WMAP_LOG_FORMAT": ("log_format", str),
     "WMAP_LOG_LEVEL": ("log_level", str),

@@ -5,7 +5,8 @@ body is ``text/plain``, a form, or has no type at all, and it attaches the ``Ori
 the page (Fetch standard, "CORS-safelisted request-header",
 https://fetch.spec.whatwg.org/#cors-safelisted-request-header; MDN "Cross-Origin Resource
 Sharing"). With ``--auth none`` such a request would register a definition. So, for
-every unsafe method (anything but ``GET``, ``HEAD``, ``OPTIONS``):
+every writing method (``POST``, ``PUT``, ``PATCH``, ``DELETE``; other methods reach the
+router, which answers 405):
 
 * a request whose ``Origin`` is neither this server's own (scheme and ``Host``) nor one of
   ``allowed_origins`` (``--cors-origin``) is refused with 403 ``cross_origin_refused``;
@@ -33,7 +34,7 @@ from server.api.errors import error_response
 
 log = logging.getLogger(__name__)
 
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 WRITE_TYPES = ("application/json", "application/yaml")
 GRAPHQL_TYPES = ("application/json", "application/graphql", "application/graphql+json")
 DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443"}
@@ -67,7 +68,7 @@ class CrossSiteMiddleware:
         self.allowed = frozenset(normalize_origin(o) for o in origins if o != "*")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method", "GET") in SAFE_METHODS:
+        if scope["type"] != "http" or scope.get("method", "GET") not in WRITE_METHODS:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)

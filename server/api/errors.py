@@ -50,6 +50,18 @@ class PayloadTooLarge(ServerError):
     code = "payload_too_large"
 
 
+class BodyTimeout(ServerError):
+    """The request body did not arrive within ``settings.http.body_timeout_s`` (408)."""
+
+    code = "body_timeout"
+
+
+class Overloaded(ServerError):
+    """Every slot for expensive requests is taken and the queue is full (503, Retry-After)."""
+
+    code = "overloaded"
+
+
 class DeadlineExceeded(ServerError):
     """The request did not finish within ``settings.http.request_timeout_s`` (504)."""
 
@@ -69,6 +81,8 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (Forbidden, 403),
     (Unauthorized, 401),
     (WaitTimeout, 408),
+    (BodyTimeout, 408),
+    (Overloaded, 503),
     (PayloadTooLarge, 413),
     (DefinitionError, 422),
 )

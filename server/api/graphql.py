@@ -124,8 +124,11 @@ class GraphQLApp(GraphQL[Context, None]):
                     raise StrawberryHTTPException(400, "an application/graphql body may only hold a query; send "
                                                        "mutations and subscriptions as application/json") from None
                 raise
-        return await super().execute_operation(request, request_adapter, request_data, context, root_value,
-                                               sub_response)
+        try:
+            return await super().execute_operation(request, request_adapter, request_data, context, root_value,
+                                                   sub_response)
+        except GraphQLError as error:  # a stream (SSE, multipart) whose document does not parse
+            raise StrawberryHTTPException(400, error.message) from None
 
     def parse_json(self, data: str | bytes) -> Any:
         """Decode a JSON request body (or ``variables``/``extensions`` parameter): an object.

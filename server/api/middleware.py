@@ -1,5 +1,6 @@
-"""Pure-ASGI middleware: request body limit (JSON 413), per-request time budget (JSON 504),
-request latency metrics and the stale-data header."""
+"""Pure-ASGI middleware: request body limit (JSON 413) and body read timeout (JSON 408),
+per-request time budget (JSON 504), request latency metrics and the stale-data header.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from starlette.requests import HTTPConnection
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.api.errors import DeadlineExceeded, PayloadTooLarge, error_response, response_for
+from server.api.errors import BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, response_for
 from server.kube.freshness import freshness
 
 log = logging.getLogger(__name__)
@@ -25,11 +26,17 @@ class BodyLimitMiddleware:
 
     At once from ``Content-Length``, else while reading (``PayloadTooLarge`` raised into the
     handler becomes the JSON 413).
+
+    A body that is not complete ``timeout_s`` after the handler first asks for it (a
+    client trickling bytes) ends the request with a JSON 408 (``BodyTimeout``); once the
+    body is complete, later ``receive`` calls (streams waiting for a disconnect) are not
+    timed.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 0.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry point (the ASGI specification's application call)."""
@@ -40,13 +47,18 @@ class BodyLimitMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await error_response(413, PayloadTooLarge.code, self._message())(scope, receive, send)
             return
-        seen = 0
+        seen, done, deadline = 0, False, 0.0
 
         async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, done, deadline
+            if done or self.timeout_s <= 0:
+                message = await receive()
+            else:
+                deadline = deadline or asyncio.get_running_loop().time() + self.timeout_s
+                message = await _receive_until(receive, deadline, self.timeout_s)
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                done = not message.get("more_body", False)
                 if seen > self.max_bytes:
                     raise PayloadTooLarge(self._message())
             return message
@@ -57,8 +69,41 @@ class BodyLimitMiddleware:
         return f"request body exceeds the limit of {self.max_bytes} bytes"
 
 
+async def _receive_until(receive: Receive, deadline: float, timeout_s: float) -> Message:
+    """``receive()`` unless it is still pending at ``deadline`` (loop time).
+
+    When the event loop was busy past the deadline, bytes that arrived meanwhile are
+    delivered in the same loop turn as the timer: the few extra turns given here let them
+    win, so only a client that really sent nothing is cut off.
+
+    Raises:
+        BodyTimeout: nothing arrived by the deadline.
+    """
+    task = asyncio.ensure_future(receive())
+    await asyncio.wait({task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+    for _ in range(3):
+        if task.done():
+            break
+        await asyncio.sleep(0)
+    if not task.done():
+        task.cancel()
+        raise BodyTimeout(f"the request body did not arrive within {timeout_s:g}s")
+    return task.result()
+
+
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})
+"""RFC 9110 section 9 methods; any other method is labelled ``other``."""
+
+
+def method_label(method: str) -> str:
+    """The ``method`` label: an RFC 9110 method, else ``other`` (bounded series)."""
+    return method if method in HTTP_METHODS else "other"
+
+
 class MetricsMiddleware:
-    """Observe every HTTP request's latency, labelled with the route template."""
+    """Observe every HTTP request's latency, labelled with the route template (``unmatched``
+    for no route), the method (:func:`method_label`) and the status: every label takes a
+    bounded set of values whatever clients send."""
 
     def __init__(self, app: ASGIApp, metrics: Any, routes: list[Any]) -> None:
         self.app = app
@@ -66,11 +111,14 @@ class MetricsMiddleware:
         self.routes = routes
 
     def _route(self, scope: Scope) -> str:
+        partial = None
         for route in self.routes:
             match, _ = route.matches(scope)
             if match == Match.FULL:
                 return str(getattr(route, "path", "other"))
-        return "unmatched"
+            if match == Match.PARTIAL and partial is None:  # the path matched, the method did not
+                partial = str(getattr(route, "path", "other"))
+        return partial or "unmatched"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry point (the ASGI specification's application call)."""
@@ -89,7 +137,7 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, recording)
         finally:
-            self.metrics.observe_request(scope.get("method", ""), self._route(scope), status,
+            self.metrics.observe_request(method_label(str(scope.get("method", ""))), self._route(scope), status,
                                          time.perf_counter() - started)
 
 

@@ -100,6 +100,13 @@ def register(sub: Any) -> None:
                    help="hard time budget of one workload resolution, seconds (default 2)")
     s.add_argument("--cors-origin", action="append", default=[],
                    help="a browser origin (https://portal.example.com) allowed to call this server (repeatable)")
+    s.add_argument("--max-connections", type=int, default=None, help="open connections at most (default 1000)")
+    s.add_argument("--max-expensive-requests", type=int, default=None,
+                   help="GraphQL operations and workload lists running at once (default 8; more wait, then 503)")
+    s.add_argument("--expensive-queue", type=int, default=None,
+                   help="expensive requests that may wait for a slot (default 64; beyond: 503 at once)")
+    s.add_argument("--header-timeout", type=float, default=None, help="seconds to send request headers (default 10)")
+    s.add_argument("--body-timeout", type=float, default=None, help="seconds to send a request body (default 10)")
     s.add_argument("--graphql-max-cost", type=int, default=None,
                    help="most fields one GraphQL operation may resolve, pages multiplied by first (default 100000)")
     s.set_defaults(func=cmd_serve)
@@ -150,7 +157,12 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     http = HttpSettings(host=_pick(args, env, "host", "127.0.0.1"), port=_pick(args, env, "port", 8080),
                         request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S),
                         graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST),
-                        cors_origins=tuple(_pick(args, env, "cors_origin", ())))
+                        cors_origins=tuple(_pick(args, env, "cors_origin", ())),
+                        max_connections=_pick(args, env, "max_connections", 1000),
+                        max_expensive=_pick(args, env, "max_expensive_requests", 8),
+                        expensive_queue=_pick(args, env, "expensive_queue", 64),
+                        header_timeout_s=_pick(args, env, "header_timeout", 10.0),
+                        body_timeout_s=_pick(args, env, "body_timeout", 10.0))
     auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
     settings = Settings(
         http=http, auth=auth,
@@ -181,6 +193,16 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     return settings
 
 
+def uvicorn_limits(settings: Settings) -> dict[str, object]:
+    """uvicorn options for the connection guards (:mod:`server.api.connections`): the
+    guarded h11 protocol, keep-alive 5 s, 16 KiB of incomplete headers at most."""
+    from server.api.connections import guarded_protocol
+
+    http = settings.http
+    return {"http": guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=http.max_connections),
+            "timeout_keep_alive": 5, "h11_max_incomplete_event_size": 16 * 1024}
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """``wmap serve``: build the app and run uvicorn until interrupted."""
     import uvicorn
@@ -196,7 +218,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = create_app(settings)
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
                             ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False,
-                            ws_max_size=settings.http.max_body_bytes)
+                            ws_max_size=settings.http.max_body_bytes, **uvicorn_limits(settings))
     uvicorn.Server(config).run()
     return EXIT_OK
 

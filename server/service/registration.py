@@ -97,6 +97,10 @@ class Registrar(DefinitionIntake):
         problems = [] if _NAME.fullmatch(definition.name) else [Problem(
             "metadata.name", f"{definition.name!r} is not a valid resource name (lowercase letters, digits, '-', "
                              "'.'; at most 253 characters)")]
+        limit = getattr(self.store, "max_key_length", None)
+        if not problems and isinstance(limit, int) and len(definition.name) > limit:
+            problems.append(Problem("metadata.name", f"must be at most {limit} characters in the offline state "
+                                                     f"directory (a file name), got {len(definition.name)}"))
         problems += await self._trial(definition)
         if problems:
             raise InvalidDefinition(problems, name=definition.name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,6 +59,9 @@ class DirectoryStore:
     """
 
     origin = "state"
+    max_key_length = 255 - len(".yaml")
+    """File names hold at most 255 bytes (ext4, xfs, tmpfs NAME_MAX): a longer definition
+    name is refused before anything is written."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
@@ -77,7 +81,7 @@ class DirectoryStore:
     def _write(self, key: str, text: str) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         final = self.directory / f"{key}.yaml"
-        tmp = self.directory / f".{key}.yaml.tmp-{os.getpid()}"
+        tmp = self.directory / f".wmap-{os.getpid()}-{threading.get_ident()}.tmp"  # short: the key may be long
         try:
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(text)

@@ -24,6 +24,7 @@ def named(name: str) -> str:
 async def test_long_and_newline_names_are_refused_before_the_state_directory(
         client: httpx.AsyncClient, settings: Settings) -> None:
     for name, reason in (("a" * 240 + ".b" * 10, "must be at most 253 characters, got 260"),
+                         ("a" * 251, "must be at most 250 characters in the offline state directory"),
                          ("x\n", "contains a control character"), ("job\u202eset", "U+202E")):
         response = await client.post("/api/v1/definitions", content=named(name), headers=YAML)
         assert response.status_code == 422, response.text
@@ -33,6 +34,15 @@ async def test_long_and_newline_names_are_refused_before_the_state_directory(
     assert not state.exists() or [p.name for p in state.iterdir()] == []
     names = [d["name"] for d in (await client.get("/api/v1/definitions")).json()["items"]]
     assert not any(n.startswith(("aaaa", "x", "job\u202e")) for n in names)
+
+
+async def test_a_240_character_name_is_stored_and_removed(client: httpx.AsyncClient, settings: Settings) -> None:
+    name = "a" * 240  # a valid Kubernetes name; the file name is 245 bytes (limit 255)
+    created = await client.post("/api/v1/definitions", content=named(name), headers=YAML)
+    assert created.status_code == 201, created.text
+    assert [p.name for p in Path(settings.state_dir).iterdir()] == [f"{name}.yaml"]
+    assert (await client.delete(f"/api/v1/definitions/{name}")).status_code == 200
+    assert list(Path(settings.state_dir).iterdir()) == []
 
 
 async def test_duplicate_keys_in_a_definition_and_in_a_json_body(client: httpx.AsyncClient) -> None:

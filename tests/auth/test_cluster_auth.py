@@ -34,6 +34,8 @@ from tests.api.test_cluster_e2e import create_seed, wait_until_async
 from tests.api.test_mutations import jobset_definition
 from tests.cluster.kubeconfig import write_kubeconfig
 
+YAML_BODY = {"Content-Type": "application/yaml"}
+
 pytestmark = pytest.mark.cluster
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -209,7 +211,7 @@ async def test_registration_needs_create_on_kartas_and_is_written_as_the_caller(
         register = "mutation($doc: String!) { registerDefinition(definition: $doc) { ok problems { message } } }"
         try:
             async with auth_server(env["kubeconfig"], tmp_path / "s1") as client:
-                refused = await client.post("/api/v1/definitions", content=text, headers=bob)
+                refused = await client.post("/api/v1/definitions", content=text, headers=bob | YAML_BODY)
                 assert refused.status_code == 403 and refused.json()["error"] == "forbidden", refused.text
                 body = await _graphql(client, bob, register, doc=text)
                 assert body["errors"][0]["extensions"]["code"] == "forbidden"
@@ -228,7 +230,7 @@ async def test_registration_needs_create_on_kartas_and_is_written_as_the_caller(
                                                                "resource": "kartas"})
                 await asyncio.sleep(1.2)  # the server's cached "denied" (1 s in this test) expires
 
-                created = await client.post("/api/v1/definitions", content=text, headers=bob)
+                created = await client.post("/api/v1/definitions", content=text, headers=bob | YAML_BODY)
                 assert created.status_code == 201, created.text
                 karta = (await kube.get(f"{KARTAS}/{name}")).json()
                 assert karta["metadata"]["name"] == name and karta["spec"] == jobset_definition(name)["spec"]
@@ -240,7 +242,7 @@ async def test_registration_needs_create_on_kartas_and_is_written_as_the_caller(
                 assert (await kube.get(f"{KARTAS}/{name}")).status_code == 404
 
             async with auth_server(env["kubeconfig"], tmp_path / "s2", impersonate=False) as client:
-                as_server = await client.post("/api/v1/definitions", content=text, headers=bob)
+                as_server = await client.post("/api/v1/definitions", content=text, headers=bob | YAML_BODY)
                 assert as_server.status_code == 503 and as_server.json()["error"] == "store_unavailable"
                 assert (await kube.get(f"{KARTAS}/{name}")).status_code == 404
         finally:

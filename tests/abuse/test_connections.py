@@ -1,0 +1,100 @@
+"""Connections and load: slow headers and bodies are cut off, the connection cap answers
+503, expensive requests beyond their slots get 503 with Retry-After, and /livez answers
+throughout. Against a real ``wmap serve`` (tests/abuse/conftest.py: 2 s header and body
+timeouts, 500 connections, 2 expensive slots + 8 waiting)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.abuse.attacks import livez_ok, open_slow, read_until_closed, response_parts
+from tests.abuse.server import Served, serve
+
+PORTAL = (Path(__file__).parent / "portal_query.graphql").read_text(encoding="utf-8")
+
+
+def test_slow_headers_are_cut_off_and_livez_answers_meanwhile(server: Served) -> None:
+    slow = [open_slow(server.port) for _ in range(400)]  # the issue's 400 trickling connections
+    try:
+        for conn in slow[:200]:
+            conn.sendall(b"X-Trickle: 1")  # a byte now and then does not extend the clock
+        assert livez_ok(server.base)  # 400 slow clients hold no worker
+        answers = [read_until_closed(conn, timeout_s=15) for conn in slow]
+    finally:
+        for conn in slow:
+            conn.close()
+    # every one was closed by the 2 s header timeout with a JSON 408
+    for raw in answers:
+        status, _, body = response_parts(raw)
+        assert status == 408 and body["error"] == "timeout"
+        assert body["message"] == "the request headers did not arrive within 2s"
+    assert livez_ok(server.base)
+
+
+def test_slow_body_gets_a_json_408(server: Served) -> None:
+    conn = open_slow(server.port, b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                  b"Content-Length: 1000\r\n\r\n{\"query\": \"")
+    try:
+        raw = read_until_closed(conn, timeout_s=15)
+    finally:
+        conn.close()
+    status, _, body = response_parts(raw)
+    assert status == 408 and body == {"error": "body_timeout", "message": "the request body did not arrive within "
+                                      "2s", "details": []}
+    assert livez_ok(server.base)
+
+
+def test_connection_cap_answers_503_and_recovers(tmp_path: Path) -> None:
+    with serve(tmp_path, "--max-connections", "20", "--header-timeout", "2") as capped:
+        refused = _over_the_cap(capped, 30)
+        time.sleep(0.5)  # let the server register the closes
+        assert livez_ok(capped.base)
+    assert refused >= 10  # 30 - 20 (a refused connection is closed, so a later one may get in)
+
+
+def _over_the_cap(server: Served, count: int) -> int:
+    held: list[socket.socket] = []
+    refused = 0
+    try:
+        for _ in range(count):
+            conn = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            held.append(conn)
+        time.sleep(1.0)  # the server answers refused connections at once; give it a moment
+        for conn in held:
+            conn.setblocking(False)
+            try:
+                first = conn.recv(4096)
+            except BlockingIOError:
+                continue
+            if first:
+                status, headers, body = response_parts(first)
+                assert (status, headers["retry-after"], body["error"]) == (503, "1", "too_many_connections")
+                refused += 1
+    finally:
+        for conn in held:
+            conn.close()
+    return refused
+
+
+async def test_concurrent_pages_are_answered_or_shed_and_livez_answers(server: Served) -> None:
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=0)
+    async with httpx.AsyncClient(base_url=server.base, timeout=60, limits=limits) as client:
+        async def page() -> httpx.Response:
+            return await client.post("/graphql", json={"query": PORTAL})
+
+        pages = [asyncio.create_task(page()) for _ in range(100)]
+        await asyncio.sleep(0.2)
+        livez = await client.get("/livez")  # never waits for a slot
+        answers = await asyncio.gather(*pages)
+    assert livez.status_code == 200
+    # each one is answered: the page (the sample's 75 workloads) or a 503 to retry
+    assert {r.status_code for r in answers} <= {200, 503}
+    for busy in (r for r in answers if r.status_code == 503):
+        assert busy.headers["retry-after"] == "1" and busy.json()["error"] == "overloaded"
+    served = [r.json() for r in answers if r.status_code == 200]
+    assert served and all(b["data"]["workloads"]["totalCount"] == 75 for b in served)
