@@ -94,7 +94,8 @@ async def test_claim_templates_shared_claims_and_allocations_from_the_api_server
         service = WorkloadService(DefinitionRegistry(catalog()), cache)
         root = cache.get(DEPLOYMENT, namespace, "infer")
         assert root is not None
-        view = service.view(root)
+        view = service.view_of(root["metadata"]["uid"])
+        assert view is not None
         # spec: 2 replicas x 2 (template) + the shared claim once (1) = 5
         # pods: infer-a's generated claim, allocated 2 + infer-b's template 2 (not generated yet) + shared 1 = 5
         # allocated: infer-a is bound: 2 + the shared claim's 1 device = 3; infer-b is unscheduled

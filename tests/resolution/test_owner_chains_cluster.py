@@ -84,7 +84,8 @@ async def _cross_namespace(k8s_control_plane: Any, team_a: str, team_b: str, cac
         service = WorkloadService(DefinitionRegistry(catalog()), cache)
         cached_js = cache.get(JOBSET, team_a, "train")
         assert cached_js is not None
-        view = service.view(cached_js)
+        view = service.view_of(cached_js["metadata"]["uid"])
+        assert view is not None
         # only team a's pod: 1 pod x 4 GPUs (not + 8 + 8 of team b)
         assert [p.name for p in view.all_pods()] == ["train-worker-0-0"]
         assert view.gpu.to_dict()["requestedByPods"] == 4
@@ -117,7 +118,8 @@ async def test_an_owner_reference_cycle_is_reported_and_listed_once(
         # exactly one member, the one with the smaller uid, is the cycle's top
         expected = min(members, key=lambda m: m["metadata"]["uid"])
         assert [m["metadata"]["name"] for m in top] == [expected["metadata"]["name"]]
-        view = service.view(expected)
+        view = service.view_of(expected["metadata"]["uid"])
+        assert view is not None
         cycle = [e.message for e in view.errors if "ownerReference cycle" in e.message]
         assert len(cycle) == 1 and "JobSet" in cycle[0] and "Job " in cycle[0], view.errors
         # the pod is counted once, under the top: 1 pod x 2 GPUs
