@@ -137,9 +137,10 @@ class WorkloadService:
         except ValueError:
             return None
 
-    def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK]) -> bool:
-        """True when no controller ancestor of ``obj`` is a covered kind."""
-        kinds = {g.group_kind for g in covered}
+    def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK] | None = None) -> bool:
+        """True when no controller ancestor of ``obj`` is a covered kind (default: the
+        definitions in force, cached per registry generation)."""
+        kinds = self.covered_group_kinds() if covered is None else {g.group_kind for g in covered}
         current: Mapping[str, Any] | None = obj
         for _ in range(MAX_OWNER_DEPTH):
             owner_uid = controller_uid(current) if current is not None else None
@@ -184,11 +185,10 @@ class WorkloadService:
         """Not started: bring the store up to date synchronously (see module docstring)."""
         if self.materializer is not None:
             return
-        covered = set(self.registry.root_gvks())
         found: dict[str, tuple[Entry, Mapping[str, Any]]] = {}
         for entry, obj in self.iter_roots():
             uid = str(obj.get("metadata", {}).get("uid", ""))
-            if uid and self.is_top_level(obj, covered):
+            if uid and self.is_top_level(obj):
                 found[uid] = (entry, obj)
         for uid in [u for u in self.store.uids() if u not in found]:
             self.forget(uid)
