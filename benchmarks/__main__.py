@@ -167,6 +167,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{figs['page_of_100_ms']['p99']} ms, gpuSummary p99 {figs['gpu_summary_ms']['p99']} ms)")
     doc["largest_size"] = largest
 
+    # 5. materialized views at the largest size: start to ready, /livez, change latency, IPC
+    from benchmarks import views as views_bench
+
+    log(f"views: start to ready, /livez, gpuSummary after a change, change to phase at {largest} workloads ...")
+    cluster = generate(largest, seed=args.seed)
+    reader, load = memory.load_reader(cluster)
+    doc["views"] = asyncio.run(views_bench.run(reader, registry, load_s=load["seconds"], workers=0,
+                                               rate=p["update_rate"], seconds=3 if args.quick else 8))
+    del reader, cluster
+    gc.collect()
+    log(f"views: {views_bench.headline(doc['views'])}")
+
     doc["machine"]["load_average_end"] = machine.load_average()
     doc["elapsed_s"] = round(time.monotonic() - log.t0, 1)
     table = build_table(doc)
@@ -210,6 +222,11 @@ def print_report(doc: dict[str, Any], table: Any, output: Path) -> None:
     print("(throughput rows: the p99 column is the slow tail, the 1st-percentile batch rate; "
           "n = batches, requests or updates measured)")
     print()
+    if doc.get("views"):
+        from benchmarks import views as views_bench
+
+        print(views_bench.render(doc["views"]))
+        print()
     res = doc.get("resolution") or {}
     if res:
         kinds = res["with_fast_path"]["share_of_time_by_kind"]

@@ -153,8 +153,10 @@ class Query:
         ctx = info.context
         ctx.require_ready()
         allow = await list_scope(ctx.guard, ctx.service, namespace=namespace)
-        views = ctx.service.workloads(namespace=namespace, allow=allow)
-        if group_by == GroupBy.NODE:
+        views = None  # everything visible: the service's incremental aggregates answer
+        if allow is not None or namespace is not None or group_by == GroupBy.NODE:
+            views = ctx.service.workloads(namespace=namespace, allow=allow)
+        if group_by == GroupBy.NODE and views is not None:
             await ctx.learn_pod_access(v.namespace for v in views)
             views = [v for v in views if ctx.shows_pods(v.namespace)]
         return [GpuSummaryBucket(key=b.key, workloads=b.workloads,

@@ -142,13 +142,14 @@ class WorkloadService:
         except ValueError:
             return None
 
-    def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK]) -> bool:
+    def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK] | None = None) -> bool:
         """True when no controller ancestor of ``obj`` is a covered kind.
 
-        The one owner-chain walk (``server.owners.owner_chain``): same-namespace owners
-        only, depth ``MAX_OWNER_DEPTH``, an ownerReference cycle listed once.
+        ``covered`` defaults to the definitions in force (cached per registry generation).
+        The walk is the one owner-chain walk (``server.owners.owner_chain``): same-namespace
+        owners only, depth ``MAX_OWNER_DEPTH``, an ownerReference cycle listed once.
         """
-        kinds = {g.group_kind for g in covered}
+        kinds = self.covered_group_kinds() if covered is None else {g.group_kind for g in covered}
 
         def is_covered(owner: Mapping[str, Any]) -> bool:
             try:
@@ -187,11 +188,10 @@ class WorkloadService:
         """Not started: bring the store up to date synchronously (see module docstring)."""
         if self.materializer is not None:
             return
-        covered = set(self.registry.root_gvks())
         found: dict[str, tuple[Entry, Mapping[str, Any]]] = {}
         for entry, obj in self.iter_roots():
             uid = str(obj.get("metadata", {}).get("uid", ""))
-            if uid and self.is_top_level(obj, covered):
+            if uid and self.is_top_level(obj):
                 found[uid] = (entry, obj)
         for uid in [u for u in self.store.uids() if u not in found]:
             self.forget(uid)

@@ -162,11 +162,10 @@ class Materializer:
     async def _do_rescan(self) -> None:
         service, store = self.service, self.service.store
         found: dict[str, Entry] = {}
-        covered = set(service.registry.root_gvks())
         for count, (entry, obj) in enumerate(service.iter_roots()):
             if count % RESCAN_YIELD_EVERY == RESCAN_YIELD_EVERY - 1:
                 await asyncio.sleep(0)
-            if service.is_top_level(obj, covered):
+            if service.is_top_level(obj):
                 found[str(obj.get("metadata", {}).get("uid", ""))] = entry
         for uid in store.uids():
             if uid not in found:
@@ -189,7 +188,7 @@ class Materializer:
         service = self.service
         obj = service.reader.by_uid(uid)
         entry = service.entry_for(obj) if obj is not None else None
-        if obj is None or entry is None or not service.is_top_level(obj, set(service.registry.root_gvks())):
+        if obj is None or entry is None or not service.is_top_level(obj):
             service.forget(uid)
             self.dirty.done(uid)
             return None

@@ -75,6 +75,12 @@ def test_tiny_run_json_shape(tiny_run: tuple[dict, str]) -> None:
             "bytes per cached pod"} <= labels
     assert all(t["met"] in (True, False) for t in doc["targets"])
     assert doc["attribution_check"]["workloads_not_listed"] == 0
+    views = doc["views"]  # the largest size (25) plus the 500 objects of the bench kind
+    assert views["workloads"] == 25 + 500
+    for key in ("livez_cold_ms", "livez_loop_ms", "gpu_summary_after_change_ms", "change_to_phase_ms"):
+        _summary_shape(views[key])
+    assert views["change_to_phase_ms"]["missed"] == 0 and views["livez_loop_ms"]["timeouts"] >= 1
+    assert views["ipc"]["workloads"] == 25 and views["ipc"]["job_bytes"] > 0
 
 
 def test_tiny_run_prints_table(tiny_run: tuple[dict, str]) -> None:
@@ -82,6 +88,7 @@ def test_tiny_run_prints_table(tiny_run: tuple[dict, str]) -> None:
     assert "figure" in stdout and "target" in stdout
     assert "cold resolution" in stdout and "warm: page of 100" in stdout
     assert "targets:" in stdout and "JSON:" in stdout
+    assert "materialized views" in stdout and "change -> new phase on the feed" in stdout
 
 
 def test_generator_pods_attribute_for_every_type() -> None:
