@@ -33,8 +33,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 TARGET_SYNC_S = 5.0
 TARGET_CHANGE_S = 1.0
 

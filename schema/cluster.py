@@ -19,8 +19,11 @@ from server.kube.freshness import FRESH, Freshness, freshness, iso_time
 
 
 def freshness_of(context: Any) -> Freshness:
-    """The freshness of the reader behind a GraphQL context (fresh for readers without
-    informers, such as snapshots, and for contexts without a service)."""
+    """The freshness of the reader behind a GraphQL context.
+
+    Fresh for readers without informers, such as snapshots, and for contexts without a
+    service.
+    """
     reader = getattr(getattr(context, "service", None), "reader", None)
     states = getattr(reader, "states", None)
     return freshness(states()) if callable(states) else FRESH

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from graphql import (
     DocumentNode,
@@ -105,15 +105,19 @@ class _Pricer:
             return 0, {}
         if depth > _MAX_NESTING:
             raise QueryRefused("QUERY_TOO_DEEP", f"selections are nested more than {_MAX_NESTING} levels deep")
-        cost, names = 0, {}
+        cost = 0
+        names: dict[str, int] = {}
         for item in node.selections:
             if isinstance(item, FieldNode):
                 cost += self.field(item, parent, depth)
                 key = (item.alias or item.name).value
                 names[key] = names.get(key, 0) + 1
             else:
-                sub_cost, sub_names = (self.spread(item, depth) if isinstance(item, FragmentSpreadNode)
-                                       else self.selection(item.selection_set, self.type_of(item, parent), depth))
+                if isinstance(item, FragmentSpreadNode):
+                    sub_cost, sub_names = self.spread(item, depth)
+                else:  # graphql-core's third kind of SelectionNode: an inline fragment
+                    inline = cast(InlineFragmentNode, item)
+                    sub_cost, sub_names = self.selection(inline.selection_set, self.type_of(inline, parent), depth)
                 cost += sub_cost
                 for key, count in sub_names.items():
                     names[key] = min(names.get(key, 0) + count, _CAP)
@@ -131,7 +135,7 @@ class _Pricer:
         """The ``first`` of a paged field (1 for every other field), at most ``MAX_PAGE_SIZE``."""
         if definition is None or "first" not in definition.args:
             return 1
-        given = next((a.value for a in node.arguments or () if a.name.value == "first"), None)
+        given: object = next((a.value for a in node.arguments or () if a.name.value == "first"), None)
         if isinstance(given, VariableNode):
             name = given.name.value
             value = self.variables.get(name)

@@ -59,8 +59,9 @@ LIMIT_RULES: list[type[ASTValidationRule]] = [max_depth_rule(MAX_DEPTH, None, No
 
 
 class SafeParserCache(ParserCache):
-    """strawberry's ParserCache, except that a document that does not parse is left to
-    strawberry's own parse step, which reports the syntax error as the operation's error.
+    """Strawberry's ParserCache, leaving a document that does not parse to strawberry.
+
+    Strawberry's own parse step reports the syntax error as the operation's error.
 
     The stock extension parses in its hook, outside strawberry's error handling: on the
     SSE/multipart path a syntax error escaped into the streaming response and the client
@@ -68,6 +69,7 @@ class SafeParserCache(ParserCache):
     """
 
     def on_parse(self) -> Iterator[None]:
+        """Parse the document before strawberry does, leaving a syntax error for it to report."""
         ctx = self.execution_context
         try:
             ctx.graphql_document = self.cached_parse_document(ctx.query, **ctx.parse_options)
@@ -88,6 +90,7 @@ class QueryCost(SchemaExtension):
     """
 
     def on_parse(self) -> Iterator[None]:
+        """After parsing, price the operation and refuse it when over the limits."""
         yield
         ctx = self.execution_context
         if ctx.graphql_document is None:
@@ -102,9 +105,11 @@ class QueryCost(SchemaExtension):
 
 
 class LoggingSchema(Schema):
-    """strawberry's schema, logging client mistakes (syntax, validation, refused cost, our
-    ``ServerError``s) at INFO without a traceback; only unexpected exceptions go to
-    strawberry's error logger (ERROR with the traceback)."""
+    """Strawberry's schema, logging client mistakes at INFO without a traceback.
+
+    Client mistakes are syntax, validation, refused cost and our ``ServerError``s; only
+    unexpected exceptions go to strawberry's error logger (ERROR with the traceback).
+    """
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """Log each error of one operation at the level its cause deserves."""

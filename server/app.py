@@ -38,13 +38,14 @@ import logging
 from pathlib import Path
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.api.auth import AuthMiddleware
+from server.api.connections import GuardedH11Protocol, guarded_protocol
 from server.api.crosssite import CrossSiteMiddleware, cors_middleware
 from server.api.load import LoadSheddingMiddleware
 from server.api.errors import EXCEPTION_HANDLERS
@@ -82,6 +83,7 @@ class SettleAfterDefinitionChange:
         self.app, self.runtime = app, runtime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: hold a changing request's response start until the service has settled."""
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
@@ -229,6 +231,33 @@ def has_cluster(settings: Settings) -> bool:
     from server.kube.client import has_cluster_config
 
     return has_cluster_config()
+
+
+class UvicornLimits(TypedDict):
+    """``uvicorn.Config`` keyword arguments for the connection guards (:func:`uvicorn_limits`)."""
+
+    http: type[GuardedH11Protocol]
+    timeout_keep_alive: int
+    h11_max_incomplete_event_size: int
+
+
+def uvicorn_limits(settings: Settings) -> UvicornLimits:
+    """Uvicorn options for the connection guards of :mod:`server.api.connections`.
+
+    The guarded h11 protocol (header timeout ``settings.http.header_timeout_s`` seconds, at
+    most ``settings.http.max_connections`` open connections), keep-alive 5 s, and 16 KiB of
+    incomplete headers at most. The CLI reaches these through ``server.app`` (it never
+    imports ``server.api``: the import contracts in pyproject.toml).
+
+    Args:
+        settings: the server settings; only ``settings.http`` is read.
+
+    Returns:
+        Keyword arguments for ``uvicorn.Config(app, ..., **uvicorn_limits(settings))``.
+    """
+    http = settings.http
+    return {"http": guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=http.max_connections),
+            "timeout_keep_alive": 5, "h11_max_incomplete_event_size": 16 * 1024}
 
 
 @contextlib.asynccontextmanager

@@ -35,8 +35,10 @@ def raw_response(status: int, reason: str, code: str, message: str, headers: dic
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a header timeout and a connection cap (class attributes
-    set by :func:`guarded_protocol`)."""
+    """Uvicorn's h11 protocol with a header timeout and a connection cap.
+
+    Both are class attributes, set by :func:`guarded_protocol`.
+    """
 
     header_timeout_s: float = 10.0
     max_connections: int = 1000

@@ -68,6 +68,7 @@ class CrossSiteMiddleware:
         self.allowed = frozenset(normalize_origin(o) for o in origins if o != "*")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: pass reads and allowed writes on; answer a refused write (:meth:`refusal`)."""
         if scope["type"] != "http" or scope.get("method", "GET") not in WRITE_METHODS:
             await self.app(scope, receive, send)
             return
@@ -107,7 +108,7 @@ class CrossSiteMiddleware:
 
 
 def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:
-    """starlette's ``CORSMiddleware`` for ``origins`` (empty: none, CORS stays off).
+    """Starlette's ``CORSMiddleware`` for ``origins`` (empty: none, CORS stays off).
 
     Preflight (``OPTIONS`` with ``Access-Control-Request-Method``) is answered for the
     listed origins; methods GET, POST, DELETE; headers ``Content-Type`` and

@@ -16,8 +16,10 @@ connection.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
+from cross_web import AsyncHTTPRequestAdapter, FormData
 from cross_web import HTTPException as StrawberryHTTPException
 from graphql import GraphQLError, OperationType, parse
 from starlette.exceptions import HTTPException
@@ -58,8 +60,11 @@ SUBSCRIPTION_HINT = ("; subscriptions need a stream: open a websocket (graphql-t
 
 
 def transport_error(status: int, message: str) -> JSONResponse:
-    """A GraphQL transport error in both shapes clients read: ours (``error``, ``message``)
-    and GraphQL's (``errors[0].message``, ``errors[0].extensions.code``)."""
+    """A GraphQL transport error in both shapes clients read.
+
+    Ours (``error``, ``message``) and GraphQL's (``errors[0].message``,
+    ``errors[0].extensions.code``).
+    """
     code = HTTP_CODES.get(status, "error")
     return JSONResponse({"error": code, "message": message, "details": [],
                          "errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
@@ -75,6 +80,7 @@ class GraphQLApp(GraphQL[Context, None]):
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: websockets go to strawberry; HTTP transport errors are answered as JSON."""
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
@@ -89,8 +95,10 @@ class GraphQLApp(GraphQL[Context, None]):
         await response(scope, receive, send)
 
     async def parse_http_body(self, request: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
-        """strawberry's parsing, plus ``application/graphql`` bodies (a query, never a
-        mutation: :meth:`execute_operation` refuses those)."""
+        """Strawberry's parsing, plus ``application/graphql`` bodies.
+
+        Such a body holds a query, never a mutation: :meth:`execute_operation` refuses those.
+        """
         if request.method != "POST" or media_type(request.headers) != "application/graphql":
             return await super().parse_http_body(request)
         body = await request.get_body()
@@ -185,16 +193,20 @@ class GraphQLApp(GraphQL[Context, None]):
 
 
 def graphql_app(*, max_subscriptions: int = 16, allowed_origins: tuple[str, ...] = ()) -> GraphQLApp:
-    """The ASGI app serving ``/graphql`` (HTTP and WebSocket); a websocket handshake from a
-    page on another origin is refused (403) unless that origin is in ``allowed_origins``."""
+    """The ASGI app serving ``/graphql`` (HTTP and WebSocket).
+
+    A websocket handshake from a page on another origin is refused (403) unless that origin
+    is in ``allowed_origins``.
+    """
     return GraphQLApp(schema, graphql_ide="graphiql", subscription_protocols=PROTOCOLS, keep_alive=True,
                       keep_alive_interval=15, max_subscriptions_per_connection=max_subscriptions,
                       allowed_origins=list(allowed_origins))
 
 
 def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:
-    """Refuse a subscription sent as a plain request (no SSE, no multipart): strawberry
-    would run it as a query and answer a confusing null error.
+    """Refuse a subscription sent as a plain request (no SSE, no multipart).
+
+    Strawberry would run it as a query and answer a confusing null error.
 
     Raises:
         StrawberryHTTPException: 400 with how to subscribe instead.
@@ -212,11 +224,14 @@ def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:
                                            + SUBSCRIPTION_HINT)
 
 
-class _QueriesOnly:
-    """A request adapter that reports ``GET``, so strawberry allows queries only (an
-    ``application/graphql`` body is for queries; mutations travel as JSON)."""
+class _QueriesOnly(AsyncHTTPRequestAdapter):
+    """A request adapter that reports ``GET``, so strawberry allows queries only.
 
-    def __init__(self, adapter: Any) -> None:
+    An ``application/graphql`` body is for queries; mutations travel as JSON. Everything
+    but the method is read from the wrapped adapter.
+    """
+
+    def __init__(self, adapter: AsyncHTTPRequestAdapter) -> None:
         self._adapter = adapter
 
     def __getattr__(self, name: str) -> Any:
@@ -225,3 +240,37 @@ class _QueriesOnly:
     @property
     def method(self) -> HTTPMethod:
         return "GET"
+
+    @property
+    def query_params(self) -> Mapping[str, str | None]:
+        return self._adapter.query_params
+
+    @property
+    def path_params(self) -> Mapping[str, Any]:
+        return self._adapter.path_params
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._adapter.headers
+
+    @property
+    def content_type(self) -> str | None:
+        return self._adapter.content_type
+
+    async def get_body(self) -> bytes:
+        return await self._adapter.get_body()
+
+    async def get_form_data(self) -> FormData:
+        return await self._adapter.get_form_data()
+
+    @property
+    def url(self) -> str:
+        return self._adapter.url
+
+    @property
+    def cookies(self) -> Mapping[str, str]:
+        return self._adapter.cookies
+
+    @property
+    def client_host(self) -> str | None:
+        return self._adapter.client_host

@@ -66,6 +66,7 @@ class LoadSheddingMiddleware:
         self.refused = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: run an expensive request in a slot, or answer 503 with ``Retry-After``."""
         if not is_expensive(scope):
             await self.app(scope, receive, send)
             return
@@ -78,9 +79,9 @@ class LoadSheddingMiddleware:
             self.refused += 1
             log.info("refused %s %s: %d expensive requests running and %d waiting", scope.get("method"),
                      scope.get("path"), self.slots, self.waiting)
-            exc = Overloaded(f"the server is busy ({self.slots} expensive requests running, {self.waiting} "
-                             f"waiting); retry in {self.retry_after_s}s")
-            response = response_for(exc)
+            busy = Overloaded(f"the server is busy ({self.slots} expensive requests running, {self.waiting} "
+                              f"waiting); retry in {self.retry_after_s}s")
+            response = response_for(busy)
             response.headers["Retry-After"] = str(self.retry_after_s)
             await response(scope, receive, send)
             return
@@ -108,8 +109,11 @@ class LoadSheddingMiddleware:
 
 
 async def _buffered(receive: Receive) -> Receive:
-    """Read the whole request body now; return a ``receive`` that replays it, then waits
-    on the real one (for ``http.disconnect``)."""
+    """Read the whole request body now; return a ``receive`` that replays it.
+
+    After the replay, the returned ``receive`` waits on the real one (for
+    ``http.disconnect``).
+    """
     messages: list[Message] = []
     while True:
         message = await receive()

@@ -170,9 +170,12 @@ def _view_metrics(service: Any) -> Iterator[Metric]:
 
 
 def _queue_depths(reader: Any) -> GaugeMetricFamily:
-    """``wmap_queue_depth{queue}``: events waiting in the subscriber queues (``subscribers``:
-    all of them, ``subscribers_max``: the fullest one) and in any queue a reader reports
-    through an optional ``queue_depths() -> {name: depth}`` method."""
+    """``wmap_queue_depth{queue}``: events waiting in the subscriber and reader queues.
+
+    The subscriber queues are ``subscribers`` (all of them) and ``subscribers_max`` (the
+    fullest one); a reader reports any queue of its own through an optional
+    ``queue_depths() -> {name: depth}`` method.
+    """
     family = GaugeMetricFamily("wmap_queue_depth", "Events waiting in an internal queue", labels=["queue"])
     queues = list(getattr(reader, "_queues", ()))
     depths = [q.qsize() for q in queues]

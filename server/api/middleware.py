@@ -1,5 +1,7 @@
-"""Pure-ASGI middleware: request body limit (JSON 413) and body read timeout (JSON 408),
-per-request time budget (JSON 504), request latency metrics and the stale-data header.
+"""Pure-ASGI middleware for request limits, latency metrics and the stale-data header.
+
+Request body limit (JSON 413) and body read timeout (JSON 408), per-request time budget
+(JSON 504), request latency metrics and the stale-data header.
 """
 
 from __future__ import annotations
@@ -101,9 +103,12 @@ def method_label(method: str) -> str:
 
 
 class MetricsMiddleware:
-    """Observe every HTTP request's latency, labelled with the route template (``unmatched``
-    for no route), the method (:func:`method_label`) and the status: every label takes a
-    bounded set of values whatever clients send."""
+    """Observe every HTTP request's latency, labelled with route, method and status.
+
+    The labels are the route template (``unmatched`` for no route), the method
+    (:func:`method_label`) and the status: every label takes a bounded set of values
+    whatever clients send.
+    """
 
     def __init__(self, app: ASGIApp, metrics: Any, routes: list[Any]) -> None:
         self.app = app
@@ -197,8 +202,9 @@ STALE_SINCE_HEADER = b"x-wmap-stale-since"
 
 
 class StaleHeaderMiddleware:
-    """Mark every HTTP answer with ``X-Wmap-Stale: true|false`` (and, while stale,
-    ``X-Wmap-Stale-Since``: RFC 3339 start of the outage), from ``server.kube.freshness``.
+    """Mark every HTTP answer with ``X-Wmap-Stale: true|false``, from ``server.kube.freshness``.
+
+    While stale, ``X-Wmap-Stale-Since`` also gives the RFC 3339 start of the outage.
 
     A header and not a body field, so every JSON shape stays as documented; GraphQL
     answers also carry ``extensions.stale``.
@@ -209,6 +215,7 @@ class StaleHeaderMiddleware:
         self.runtime = runtime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: add the staleness headers to the response start of every HTTP request."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -127,9 +127,10 @@ def _complete_path_parameters(path: str, operation: dict[str, Any]) -> None:
 
 
 def openapi_document(routes: list[Any]) -> dict[str, Any]:
-    """The OpenAPI document for ``routes`` (a fresh copy), with the answers every operation
-    may give added: 401 and the bearer scheme except on the open paths, 403 on writes,
-    413 on bodies and 504 (time budget); undeclared path parameters are added.
+    """The OpenAPI document for ``routes`` (a fresh copy), with the answers every operation may give.
+
+    Added: 401 and the bearer scheme except on the open paths, 403 on writes, 413 on
+    bodies and 504 (time budget); undeclared path parameters are added too.
 
     Returns:
         The document as a JSON-ready dict (``openapi: 3.1.0``).

@@ -193,21 +193,11 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     return settings
 
 
-def uvicorn_limits(settings: Settings) -> dict[str, object]:
-    """uvicorn options for the connection guards (:mod:`server.api.connections`): the
-    guarded h11 protocol, keep-alive 5 s, 16 KiB of incomplete headers at most."""
-    from server.api.connections import guarded_protocol
-
-    http = settings.http
-    return {"http": guarded_protocol(header_timeout_s=http.header_timeout_s, max_connections=http.max_connections),
-            "timeout_keep_alive": 5, "h11_max_incomplete_event_size": 16 * 1024}
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     """``wmap serve``: build the app and run uvicorn until interrupted."""
     import uvicorn
 
-    from server.app import create_app, has_cluster
+    from server.app import create_app, has_cluster, uvicorn_limits
 
     settings = serve_settings(args)
     if settings.auth.mode == "kubernetes" and (settings.kube.snapshot or not has_cluster(settings)):

@@ -88,7 +88,7 @@ def report_unreadable_owners(cache: Any, registry: DefinitionRegistry) -> int:
         for obj in cache.list(gvk):
             ref = _controller_ref(obj)
             owner = served.get(_group_kind(ref)) if ref is not None else None
-            if owner is not None and cache.by_uid(str(ref["uid"])) is None:
+            if owner is not None and ref is not None and cache.by_uid(str(ref["uid"])) is None:
                 state = cache.state(owner).state
                 if state in ("forbidden", "crd_missing"):
                     unreadable[owner] = unreadable.get(owner, 0) + 1

@@ -26,8 +26,11 @@ class DuplicateKey(ValueError):
 
 
 def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook`` refusing duplicate keys (JSON allows them; Kubernetes' strict
-    decoding does not, and "the last one wins" hides mistakes)."""
+    """``object_pairs_hook`` refusing duplicate keys.
+
+    JSON allows them; Kubernetes' strict decoding does not, and "the last one wins" hides
+    mistakes.
+    """
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -41,9 +44,11 @@ def _key_text(node: yaml.Node) -> str:
 
 
 def duplicate_key_problem(root: yaml.Node) -> str | None:
-    """``<field path>: duplicate key (lines A and B) ...`` for the first key that a mapping
-    in ``root`` holds twice, or None. Each node is visited once (aliases share nodes), so
-    this is linear in the document even with anchors."""
+    """``<field path>: duplicate key (lines A and B) ...`` for the first key held twice, or None.
+
+    The first key that a mapping in ``root`` holds twice. Each node is visited once
+    (aliases share nodes), so this is linear in the document even with anchors.
+    """
     seen: set[int] = set()
     stack: list[tuple[yaml.Node, str]] = [(root, "")]
     while stack:

@@ -1,7 +1,7 @@
-"""Kubernetes name rules for definitions, components and labels.
+r"""Kubernetes name rules for definitions, components and labels.
 
 Every rule matches the WHOLE string (``re.fullmatch``): ``$`` alone also matches before a
-trailing newline, so ``"x\\n"`` would pass a ``^...$`` pattern with ``re.match``.
+trailing newline, so ``"x\n"`` would pass a ``^...$`` pattern with ``re.match``.
 
 Sources (Kubernetes "Object Names and IDs",
 https://kubernetes.io/docs/concepts/overview/working-with-objects/names/, and "Labels and

@@ -49,8 +49,11 @@ def validate_definition(definition: Definition) -> list[Problem]:
 
 
 def _name_rules(definition: Definition) -> list[Problem]:
-    """Kubernetes name rules: the definition name is a DNS-1123 subdomain (it becomes a
-    Karta object name and a state file name), component names are DNS-1123 labels."""
+    """Kubernetes name rules for the definition name and component names.
+
+    The definition name is a DNS-1123 subdomain (it becomes a Karta object name and a state
+    file name), component names are DNS-1123 labels.
+    """
     out = []
     reason = dns_subdomain_problem(definition.name)
     if reason:
@@ -63,8 +66,10 @@ def _name_rules(definition: Definition) -> list[Problem]:
 
 
 def _shown(value: str, limit: int = 64) -> str:
-    """``value`` in double quotes with JSON escapes (newlines and bidi controls visible),
-    cut at ``limit`` characters."""
+    """``value`` in double quotes with JSON escapes, cut at ``limit`` characters.
+
+    The escapes make newlines and bidi controls visible.
+    """
     return json.dumps(value if len(value) <= limit else value[:limit] + "...")
 
 

@@ -244,9 +244,12 @@ class InformerCache(ObjectGraph):
         return found + ([self._crd_reflector] if self._crd_reflector is not None else [])
 
     async def _recovery_loop(self) -> None:
-        """While a reflector is failing, probe the API server; once it answers after having
-        failed a probe, wake every failing reflector (once: a kind failing on a healthy
-        server, such as a broken conversion webhook, keeps its backoff)."""
+        """While a reflector is failing, probe the API server.
+
+        Once it answers after having failed a probe, wake every failing reflector (once: a
+        kind failing on a healthy server, such as a broken conversion webhook, keeps its
+        backoff).
+        """
         assert self._probe is not None
         server_down = False
         while True:
@@ -350,8 +353,11 @@ def _resource_clients(api: KubeApi) -> SourceFactory:
 
 
 def _readyz_probe(api: KubeApi) -> Probe:
-    """``GET /readyz``: any answer below 500 other than 429 counts (its body is text, so a
-    200 surfaces as an ``InvalidJSON`` error with status 200; 401/403 still mean "up")."""
+    """``GET /readyz``: any answer below 500 other than 429 counts.
+
+    Its body is text, so a 200 surfaces as an ``InvalidJSON`` error with status 200;
+    401/403 still mean "up".
+    """
 
     async def probe() -> bool:
         try:
@@ -365,8 +371,11 @@ def _readyz_probe(api: KubeApi) -> Probe:
 
 def _aggregate(gvk: GVK, reflectors: list[Reflector], count: int, plural: str,
                stale_after: float = float("inf")) -> InformerStatus:
-    """One status for the reflectors of a GVK (worst state, summed counters, stale when any
-    reflector has been failing for more than ``stale_after`` seconds)."""
+    """One status for the reflectors of a GVK.
+
+    Worst state, summed counters, stale when any reflector has been failing for more than
+    ``stale_after`` seconds.
+    """
     states = {r.state for r in reflectors}
     state = next(s for s in STATE_ORDER if s in states)
     times = [r.last_event_time for r in reflectors if r.last_event_time is not None]

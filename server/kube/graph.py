@@ -137,7 +137,8 @@ class ObjectGraph:
 
     def root_of(self, obj: Mapping[str, Any], max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObject | None:
         """See ``Reader.root_of`` (``server.owners.owner_chain``: namespace rule, cycles cut)."""
-        return owner_chain(obj, self.by_uid, max_depth).top
+        top = owner_chain(obj, self.by_uid, max_depth).top
+        return top if isinstance(top, dict) else None  # the chain holds what by_uid returned: cached dicts
 
     def version(self, uid: str) -> int:
         """See ``Reader.version``."""
@@ -206,9 +207,12 @@ class ObjectGraph:
             self._deliver(ChangeEvent(event_type, gvk, obj, chain))
 
     def _bump_chain(self, obj: Mapping[str, Any]) -> tuple[str, ...]:
-        """Bump ``obj``'s uid and its controller ancestors (``server.owners.owner_chain``: the
-        namespace rule and cycle cut apply; an owner not cached yet is bumped too, so its
-        view is fresh when it arrives); return those uids."""
+        """Bump ``obj``'s uid and its controller ancestors; return those uids.
+
+        The ancestors come from ``server.owners.owner_chain``: the namespace rule and cycle
+        cut apply; an owner not cached yet is bumped too, so its view is fresh when it
+        arrives.
+        """
         uid = meta_of(obj).get("uid")
         walk = owner_chain(obj, self.by_uid, DEFAULT_MAX_DEPTH)
         chain = ([uid] if isinstance(uid, str) else []) + [u for u in walk.uids() if u]

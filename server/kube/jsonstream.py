@@ -123,7 +123,9 @@ class JSONStream:
     def peek(self) -> str:
         """The next non-whitespace character, not consumed (``""`` at end of file)."""
         while True:
-            self._pos = _WHITESPACE.match(self._text, self._pos).end()
+            blank = _WHITESPACE.match(self._text, self._pos)
+            assert blank is not None  # the pattern ends in `*`: it matches the empty string at any position
+            self._pos = blank.end()
             if self._pos < len(self._text):
                 return self._text[self._pos]
             if not self._fill():

@@ -183,8 +183,11 @@ def _looks_like_json(file: Path) -> bool:
 
 
 def _file_objects(file: Path) -> Iterator[dict[str, Any]]:
-    """``.json`` files through the JSON reader; other files too when they start like JSON
-    (``kubectl get -o json`` saved under another name, standard input), else YAML."""
+    """``.json`` files through the JSON reader; other files too when they start like JSON, else YAML.
+
+    Files that start like JSON: ``kubectl get -o json`` saved under another name, standard
+    input.
+    """
     if file.suffix.lower() == ".json":
         return _json_objects(file)
     if _looks_like_json(file):

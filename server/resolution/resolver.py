@@ -101,8 +101,8 @@ def _component_view(component: Component, ex: _Extracted, pods: list[PodView], e
     spec_total: Requests = {}
     spec_unknown: set[str] = set()
     shared: dict[tuple[str, str], Any] = {}
-    for instance_id, sc, spec, annotations in zip(ex.ids, ex.scales, ex.specs, ex.annotations):
-        result = pod_template_requests(spec, annotations) if spec is not None else None
+    for instance_id, sc, spec, template_annotations in zip(ex.ids, ex.scales, ex.specs, ex.annotations):
+        result = pod_template_requests(spec, template_annotations) if spec is not None else None
         if result is not None:
             quantity_errors.extend(ResolutionError(f"instance {instance_id or '-'}: {e}", component.name,
                                                    f"{component.path}.specDefinition") for e in result.errors)

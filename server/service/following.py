@@ -97,8 +97,10 @@ class DefinitionIntake:
         return entry
 
     def watch_kinds(self, kinds: Iterable[GVK]) -> None:
-        """Ask the cache to watch ``kinds``, pods and the DRA claim kinds pods name (no-op
-        without a ``watch`` callback)."""
+        """Ask the cache to watch ``kinds``, pods and the DRA claim kinds pods name.
+
+        A no-op without a ``watch`` callback.
+        """
         if self._watch is not None:
             for gvk in (*kinds, POD_GVK, *DRA_KINDS):
                 self._watch(gvk)
