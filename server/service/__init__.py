@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import atexit
 import logging
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import WorkloadNotFound
@@ -300,7 +300,7 @@ class WorkloadService:
         return subset.summary(group_by)
 
 
-def _claim_names(pods: list[Mapping[str, Any]]) -> set[str]:
+def _claim_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:
     """Names of the ResourceClaims ``pods`` use: shared ones named in ``spec.resourceClaims``
     and per-pod ones generated from templates (``status.resourceClaimStatuses``), so only
     those cross the process boundary (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/)."""

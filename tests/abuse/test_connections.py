@@ -92,9 +92,9 @@ async def test_concurrent_pages_are_answered_or_shed_and_livez_answers(server: S
         livez = await client.get("/livez")  # never waits for a slot
         answers = await asyncio.gather(*pages)
     assert livez.status_code == 200
-    # each one is answered: the page (the sample's 75 workloads) or a 503 to retry
+    # each one is answered: the page (the sample's 141 workloads) or a 503 to retry
     assert {r.status_code for r in answers} <= {200, 503}
     for busy in (r for r in answers if r.status_code == 503):
         assert busy.headers["retry-after"] == "1" and busy.json()["error"] == "overloaded"
     served = [r.json() for r in answers if r.status_code == 200]
-    assert served and all(b["data"]["workloads"]["totalCount"] == 75 for b in served)
+    assert served and all(b["data"]["workloads"]["totalCount"] == 141 for b in served)
