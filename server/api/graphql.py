@@ -158,7 +158,7 @@ class GraphQLApp(GraphQL[Context, None]):
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
                        is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
-                       request=request, response=response)
+                       request=request, response=response, writer=_writer(runtime))
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """Authenticate a websocket from its ``connection_init`` payload.
@@ -222,3 +222,11 @@ class _QueriesOnly:
     @property
     def method(self) -> HTTPMethod:
         return "GET"
+
+
+def _writer(runtime: Any) -> Any:
+    """The workload writer, or None while writes are not available."""
+    try:
+        return runtime.require_writer()
+    except CacheNotReady:
+        return None
