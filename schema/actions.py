@@ -8,6 +8,7 @@ GraphQL errors whose ``extensions.code`` is the domain code (``forbidden``, ``co
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any
 
@@ -18,7 +19,8 @@ from strawberry.scalars import JSON
 from schema.context import Context
 from server.auth.scope import workload_scope
 from server.auth.writes import patching_as
-from server.errors import ServerError
+from server.definitions.load import DuplicateKey, unique_pairs
+from server.errors import InvalidRequest, ServerError
 from server.service.actions import set_suspended, update_pod_templates
 
 
@@ -40,6 +42,21 @@ def _result(answer: dict[str, Any]) -> WorkloadActionResult:
                                 targets=answer["targets"])
 
 
+def _change(text: Any) -> dict[str, Any]:
+    """The ``change`` argument (JSON text of the REST body) as an object.
+
+    Raises:
+        InvalidRequest: not JSON, or not an object.
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=unique_pairs) if isinstance(text, str) else text
+    except (ValueError, DuplicateKey) as exc:
+        raise InvalidRequest(f"change is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise InvalidRequest("change must be the JSON text of an object")
+    return dict(value)
+
+
 async def act(ctx: Context, identity: tuple[str, str, str, str], *, change: Any = None, suspend: bool | None = None,
               resource_version: str | None = None, dry_run: bool = False) -> WorkloadActionResult:
     """Run one action; domain errors become GraphQL errors carrying their code."""
@@ -53,9 +70,9 @@ async def act(ctx: Context, identity: tuple[str, str, str, str], *, change: Any 
         kwargs: dict[str, Any] = {"dry_run": dry_run, "allow": allow, "scope": partial(patching_as, ctx.guard, namespace)}
         target = (namespace, group, kind, name)
         if suspend is None:
-            if not isinstance(change, dict):
-                raise GraphQLError("change must be a JSON object", extensions={"code": "bad_request"})
-            body = dict(change, resourceVersion=resource_version) if resource_version else change
+            body = _change(change)
+            if resource_version:
+                body["resourceVersion"] = resource_version
             return _result(await update_pod_templates(ctx.service, ctx.writer, target, body, **kwargs))
         return _result(await set_suspended(ctx.service, ctx.writer, target, suspend,
                                            resource_version=resource_version, **kwargs))

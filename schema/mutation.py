@@ -15,7 +15,6 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from schema.actions import WorkloadActionResult, act
@@ -95,9 +94,10 @@ class Mutation:
     @strawberry.mutation(description="Apply a pod change (labels, annotations, nodeSelector, tolerations, "
                                      "priorityClassName, schedulerName, containers[].env/resources; components and "
                                      "instances narrow it) to every pod template the definition locates, as one "
-                                     "patch with a resourceVersion precondition. dryRun returns the patch only.")
+                                     "patch with a resourceVersion precondition. change is the JSON text of the "
+                                     "REST body. dryRun returns the patch only.")
     async def update_pod_template(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
-                                  change: JSON, resource_version: str | None = None,
+                                  change: str, resource_version: str | None = None,
                                   dry_run: bool | None = False) -> WorkloadActionResult:
         """Change pod templates through the definition."""
         return await act(info.context, (namespace, group, kind, name), change=change,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 from starlette.applications import Starlette
 
@@ -74,11 +76,12 @@ async def test_suspend_and_resume_flip_spec_suspend_and_the_phase_follows(app: S
 
 
 async def test_graphql_update_dry_run_and_bad_change(client: httpx.AsyncClient) -> None:
-    query = """mutation($change: JSON!) { updatePodTemplate(namespace: "ml", group: "jobset.x-k8s.io", kind: "JobSet",
+    query = """mutation($change: String!) { updatePodTemplate(namespace: "ml", group: "jobset.x-k8s.io", kind: "JobSet",
         name: "train", change: $change, dryRun: true) { dryRun changed targets } }"""
-    answer = await gql(client, query, change={"components": ["replicatedjob"], "schedulerName": "kai"})
+    answer = await gql(client, query, change=json.dumps({"components": ["replicatedjob"], "schedulerName": "kai"}))
     result = answer["data"]["updatePodTemplate"]
     # both replicated jobs are instances of component replicatedjob: leader (0) and worker (1)
     assert result["dryRun"] is True and [t["instance"] for t in result["targets"]] == ["leader", "worker"]
-    refused = await gql(client, query, change={"labels": {"a": 1}})
-    assert refused["errors"][0]["extensions"]["code"] == "bad_request"
+    for bad in ('{"labels": {"a": 1}}', "not json", "[]"):
+        refused = await gql(client, query, change=bad)
+        assert refused["errors"][0]["extensions"]["code"] == "bad_request", bad
