@@ -71,7 +71,30 @@ async def patch_pod_template(request: Request) -> JSONResponse:
     summary: Change a workload's pod templates through its definition
     requestBody:
       required: true
-      content: {application/json: {schema: {type: object}}}
+      content:
+        application/json:
+          schema:
+            type: object
+            additionalProperties: false
+            properties:
+              components: {type: array, items: {type: string}, description: component names (default every one with a pod definition)}
+              instances: {type: array, items: {type: string}, description: instance ids (default all)}
+              labels: {type: object, additionalProperties: {type: [string, 'null']}, description: merged; null removes}
+              annotations: {type: object, additionalProperties: {type: [string, 'null']}}
+              nodeSelector: {type: object, additionalProperties: {type: [string, 'null']}}
+              tolerations: {type: array, items: {type: object}, description: added unless an equal one is present}
+              priorityClassName: {type: string}
+              schedulerName: {type: string}
+              containers:
+                type: array
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    env: {type: array, items: {type: object, required: [name]}}
+                    resources: {type: object, properties: {requests: {type: object}, limits: {type: object}}}
+              resourceVersion: {type: string, description: 'precondition: the version the caller saw (409 when stale)'}
     responses:
       '200': {description: 'Applied (or, dry run, the patch)', content: {application/json: {schema: {type: object}}}}
       '400': {$ref: '#/components/responses/BadRequest'}
