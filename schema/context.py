@@ -29,6 +29,8 @@ class Context:
         request: the starlette request or websocket (for transports; resolvers ignore it).
         response: the sub-response strawberry merges into the HTTP answer.
         connection_params: the websocket ``connection_init`` payload (set by strawberry).
+        writer: writes workload objects (``server.service.actions.ObjectWriter``; None when
+            writes are not available).
         pod_namespaces: namespaces where the caller may get pods, filled by the top-level
             resolvers before nested pod fields are resolved (see :meth:`shows_pods`).
     """
@@ -42,6 +44,7 @@ class Context:
     response: Any = None
     connection_params: Any = None
     pod_namespaces: set[str] = field(default_factory=set)
+    writer: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

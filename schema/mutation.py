@@ -1,11 +1,12 @@
-"""The Mutation root: register, register from the catalog, unregister.
+"""The Mutation root: register, register from the catalog, unregister; act on workloads.
 
 Expected failures are data, not errors: every result lists validation problems by field
 path, and a failed registration leaves the previous definition in force. Permission
 failures are errors (``extensions.code`` ``forbidden``, or ``auth_unavailable`` when the
 check could not be made): registering (dry runs included) needs ``create`` and
 unregistering ``delete`` on ``kartas.run.ai``; the write runs as the caller
-(``server.auth.writes``).
+(``server.auth.writes``). Workload actions (``updatePodTemplate``, ``suspendWorkload``,
+``resumeWorkload``: ``schema.actions``) need ``patch`` on the workload's resource.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import Info
 
+from schema.actions import WorkloadActionResult, act
 from schema.context import Context
 from schema.definitions import Definition, Problem, RegistrationResult
 from server.auth.writes import writing_as
@@ -56,7 +58,7 @@ async def _register(ctx: Context, doc: Any, dry_run: bool) -> RegistrationResult
 
 @strawberry.type
 class Mutation:
-    """Definition registration."""
+    """Definition registration and workload actions."""
 
     @strawberry.mutation(description="Register a Karta definition (YAML or JSON text). With dryRun only "
                                      "validate it. Replaces a registered definition of the same name.")
@@ -88,3 +90,29 @@ class Mutation:
             return _failed(exc, False)
         return RegistrationResult(ok=True, dry_run=False, created=False, definition=Definition(entry=entry),
                                   problems=[])
+
+    @strawberry.mutation(description="Apply a pod change (labels, annotations, nodeSelector, tolerations, "
+                                     "priorityClassName, schedulerName, containers[].env/resources; components and "
+                                     "instances narrow it) to every pod template the definition locates, as one "
+                                     "patch with a resourceVersion precondition. change is the JSON text of the "
+                                     "REST body. dryRun returns the patch only.")
+    async def update_pod_template(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
+                                  change: str, resource_version: str | None = None,
+                                  dry_run: bool | None = False) -> WorkloadActionResult:
+        """Change pod templates through the definition."""
+        return await act(info.context, (namespace, group, kind, name), change=change,
+                         resource_version=resource_version, dry_run=bool(dry_run))
+
+    @strawberry.mutation(description="Suspend a workload with its definition's suspendActions.")
+    async def suspend_workload(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
+                               resource_version: str | None = None, dry_run: bool | None = False) -> WorkloadActionResult:
+        """Suspend."""
+        return await act(info.context, (namespace, group, kind, name), suspend=True,
+                         resource_version=resource_version, dry_run=bool(dry_run))
+
+    @strawberry.mutation(description="Resume a workload with its definition's resumeActions.")
+    async def resume_workload(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
+                              resource_version: str | None = None, dry_run: bool | None = False) -> WorkloadActionResult:
+        """Resume."""
+        return await act(info.context, (namespace, group, kind, name), suspend=False,
+                         resource_version=resource_version, dry_run=bool(dry_run))

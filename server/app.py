@@ -177,12 +177,15 @@ async def _open_cluster(runtime: Runtime) -> object:
     from server.kube.cache import CacheOptions, InformerCache
     from server.kube.client import connect
     from server.kube.kartas import KartaStore, ensure_karta_crd
+    from server.kube.patches import ClusterWriter
 
     kube = runtime.settings.kube
     client = await connect(kube.kubeconfig, context=kube.context)
     cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces),
                                                        stale_after=kube.stale_after_s), close_client=True)
-    runtime.attach(cache, KartaStore(_store_client(runtime, client)), watch=cache.watch)
+    store_client = _store_client(runtime, client)
+    runtime.attach(cache, KartaStore(store_client), watch=cache.watch)
+    runtime.writer = ClusterWriter(store_client, cache.discovery)  # workload writes, impersonating like Karta writes
     runtime.source = f"cluster {client.host} ({client.source})"
     runtime.cluster = kube.cluster_name or kube.context or "default"
     runtime.karta_crd = await ensure_karta_crd(client, install=kube.install_karta_crd)

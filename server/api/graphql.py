@@ -169,7 +169,7 @@ class GraphQLApp(GraphQL[Context, None]):
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
                        is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
-                       request=request, response=response)
+                       request=request, response=response, writer=_writer(runtime))
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """Authenticate a websocket from its ``connection_init`` payload.
@@ -274,3 +274,10 @@ class _QueriesOnly(AsyncHTTPRequestAdapter):
     @property
     def client_host(self) -> str | None:
         return self._adapter.client_host
+
+def _writer(runtime: Any) -> Any:
+    """The workload writer, or None while writes are not available."""
+    try:
+        return runtime.require_writer()
+    except CacheNotReady:
+        return None

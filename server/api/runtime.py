@@ -20,7 +20,9 @@ from server.errors import CacheNotReady
 from server.gvk import GVK
 from server.kube.reader import InformerStatus, Reader
 from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
+from server.kube.snapshot import SnapshotReader
 from server.service import WorkloadService
+from server.service.actions import SnapshotWriter
 from server.service.registration import Registrar
 from server.service.stores import DefinitionStore
 
@@ -42,6 +44,8 @@ class Runtime:
         access: the caller policy (``OpenAccess`` for ``--auth none``; ``KubernetesAccess``
             once the cluster client exists); None while starting.
         closers: coroutine functions run at shutdown (extra API clients).
+        writer: writes workload objects (``ClusterWriter`` against a cluster; None means a
+            ``SnapshotWriter`` over the reader when it is a snapshot, see :meth:`require_writer`).
     """
 
     settings: Settings
@@ -56,6 +60,7 @@ class Runtime:
     tasks: list[Any] = field(default_factory=list)
     access: Access | None = None
     closers: list[Callable[[], Any]] = field(default_factory=list)
+    writer: Any = None
 
     def attach(self, reader: Reader, store: DefinitionStore, *, watch: Callable[[GVK], None] | None = None,
                trial_timeout: float | None = None) -> None:
@@ -102,6 +107,18 @@ class Runtime:
         if self.registrar is None:
             raise CacheNotReady("the server is starting; retry shortly")
         return self.registrar
+
+    def require_writer(self) -> Any:
+        """The workload writer: the cluster's, or one over the snapshot reader.
+
+        Raises:
+            CacheNotReady: no writer (still starting, or a reader that cannot be written).
+        """
+        if self.writer is None and isinstance(self.reader, SnapshotReader):
+            self.writer = SnapshotWriter(self.reader)
+        if self.writer is None:
+            raise CacheNotReady("workload writes are not available yet; retry shortly")
+        return self.writer
 
     def states(self) -> dict[GVK, InformerStatus]:
         """Informer statuses of the reader (empty for readers that do not report them)."""

@@ -1,4 +1,4 @@
-"""The permission rule for definition writes, and writing as the caller.
+"""The permission rules for definition and workload writes, and writing as the caller.
 
 Registering a definition needs ``create`` on ``kartas.run.ai`` (cluster-scoped), removing
 one needs ``delete`` (SubjectAccessReview; a dry run counts as a registration, as a
@@ -7,7 +7,8 @@ one needs ``delete`` (SubjectAccessReview; a dry run counts as a registration, a
 caller's identity, so the API server enforces the caller's own RBAC again (``get``,
 ``create``, ``update``, ``delete`` on kartas) and its audit log names the caller. A write
 the API server refuses for the caller becomes ``Forbidden`` (403) instead of the store's
-generic 503.
+generic 503. Workload writes (pod templates, suspend, resume: :func:`patching_as`) need
+``patch`` on the workload's resource in its namespace and run as the caller the same way.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import AsyncIterator
 
 from server.auth.access import Guard
 from server.errors import Forbidden
+from server.kube.patches import WriteRefused
 from server.kube.reviews import acting_as
 from server.definitions.stored import StoreError
 from server.gvk import KARTA_GVK
@@ -43,5 +45,33 @@ async def writing_as(guard: Guard, verb: str) -> AsyncIterator[None]:
         except StoreError:
             if acting.refused == "caller":
                 raise Forbidden(f"user {guard.caller.name!r} may not write {KARTA_RESOURCE}.{KARTA_GVK.group} "
+                                "(refused by the API server)") from None
+            raise
+
+
+@contextlib.asynccontextmanager
+async def patching_as(guard: Guard, namespace: str, group: str, resource: str) -> AsyncIterator[None]:
+    """Require ``patch`` on ``resource.group`` in ``namespace``, then run the block acting as the caller.
+
+    The same mechanism as :func:`writing_as` (one impersonation path): the workload writer's
+    client is the Karta store's ``ImpersonatingClient``, so its GET and PATCH carry the
+    caller's identity and the API server applies the caller's RBAC again.
+
+    Raises:
+        Forbidden: the caller may not patch (checked before the block, or refused by the API
+            server during the impersonated write).
+        ReviewUnavailable: the permission could not be checked.
+    """
+    await guard.require("patch", group, resource, namespace)
+    if guard.is_open:
+        yield
+        return
+    with acting_as(guard.caller.name, guard.caller.groups) as acting:
+        try:
+            yield
+        except WriteRefused:
+            target = f"{resource}.{group}" if group else resource
+            if acting.refused == "caller":
+                raise Forbidden(f"user {guard.caller.name!r} may not patch {target} in namespace {namespace} "
                                 "(refused by the API server)") from None
             raise
