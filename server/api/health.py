@@ -47,8 +47,10 @@ def _informer_line(status: InformerStatus) -> str:
 
 
 def freshness_line(runtime: Runtime) -> str:
-    """The ``freshness`` check line: ``fresh``, or ``stale since T (kinds): error`` (never
-    blocking: stale data is served, flagged)."""
+    """The ``freshness`` check line: ``fresh``, or ``stale since T (kinds): error``.
+
+    Never blocking: stale data is served, flagged.
+    """
     summary = freshness(runtime.states())
     if not summary.stale:
         return "[+]freshness ok"

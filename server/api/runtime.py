@@ -79,8 +79,11 @@ class Runtime:
         return self.service.reader if self.service is not None else None
 
     def is_ready(self) -> bool:
-        """Started, every informer listed once (or settled as missing/forbidden), and every
-        workload found then has a materialized view."""
+        """True once the server can answer from complete data.
+
+        That is: started, every informer listed once (or settled as missing/forbidden), and
+        every workload found then has a materialized view.
+        """
         return (self.started and self.service is not None and self.service.reader.is_synced()
                 and self.service.is_ready())
 

@@ -301,9 +301,12 @@ class WorkloadService:
 
 
 def _claim_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Names of the ResourceClaims ``pods`` use: shared ones named in ``spec.resourceClaims``
-    and per-pod ones generated from templates (``status.resourceClaimStatuses``), so only
-    those cross the process boundary (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/)."""
+    """Names of the ResourceClaims ``pods`` use.
+
+    Shared ones are named in ``spec.resourceClaims``, per-pod ones generated from templates in
+    ``status.resourceClaimStatuses``; only those cross the process boundary
+    (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
+    """
     names: set[str] = set()
     for pod in pods:
         for ref in (pod.get("spec") or {}).get("resourceClaims") or ():

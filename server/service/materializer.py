@@ -119,9 +119,9 @@ class Materializer:
             obj: Mapping[str, Any] | None = event.obj if index == 0 else self.service.reader.by_uid(uid)
             if obj is not None and _group_kind(obj) in covered:
                 self._mark(uid)
-        uid = event.root_uids[0] if event.root_uids else None
-        if uid and event.type != "MODIFIED" and event.gvk.kind != "Pod":
-            for child in self.service.reader.descendants(uid):  # top-level status may flip below
+        first = event.root_uids[0] if event.root_uids else None
+        if first and event.type != "MODIFIED" and event.gvk.kind != "Pod":
+            for child in self.service.reader.descendants(first):  # top-level status may flip below
                 if _group_kind(child) in covered:
                     self._mark(str(child.get("metadata", {}).get("uid", "")))
 

@@ -241,7 +241,7 @@ class ResolverPool:
         try:
             while w.batch and w.conn.poll():
                 uid, view, error, seconds = w.conn.recv()
-                item = w.batch.popleft()
+                w.batch.popleft()
                 self._deliver(Outcome(uid, "ok" if error is None else "failed", view, error, seconds))
                 w.started = time.monotonic()
                 w.deadline = w.started + self.timeout_s

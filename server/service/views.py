@@ -1,5 +1,6 @@
-"""The materialized store: the resolved view of every top-level workload, kept in list order,
-with GPU aggregates updated by difference.
+"""The materialized store: the resolved view of every top-level workload.
+
+Views are kept in list order, with GPU aggregates updated by difference.
 
 Why by difference: a summary over 20,000 workloads recomputed per request costs tens of
 milliseconds and grows with the cluster; a change touches one workload. :meth:`ViewStore.put`

@@ -37,9 +37,12 @@ PR_SET_PDEATHSIG = 1
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One resolution: the workload uid, its definition's content key, and the inputs of
+    """One resolution job sent to a worker process.
+
+    Holds the workload uid, its definition's content key, and the inputs of
     ``server.resolution.resolve`` besides the definition (``root``, ``objects``, ``pods``,
-    ``origin``, ``policy``, ...; built in one place, ``WorkloadService.inputs``)."""
+    ``origin``, ``policy``, ...; built in one place, ``WorkloadService.inputs``).
+    """
 
     uid: str
     definition: str
