@@ -276,11 +276,23 @@ def _resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | in
         print(f'error: no Karta definition covers "{wanted}"', file=sys.stderr)
         return EXIT_NO_DEFINITION
     if len({e.gvk.group_kind for e in entries}) > 1:
+        # as kubectl: a kind served by a built-in API group wins over a CRD of the same kind
+        # (`kubectl get job` is batch/v1 Job, not Volcano's batch.volcano.sh Job)
+        builtin = [e for e in entries if _is_builtin_group(e.gvk.group)]
+        if len({e.gvk.group_kind for e in builtin}) == 1:
+            return builtin
         names = ", ".join(sorted(f"{e.gvk.kind}.{e.gvk.group or 'core'}" for e in entries))
         print(f'error: "{wanted}" matches more than one Karta definition, retry with one of: {names}',
               file=sys.stderr)
         return EXIT_USAGE
     return entries
+
+
+def _is_builtin_group(group: str) -> bool:
+    """True for the core group and Kubernetes' own API groups (no dot, or ``*.k8s.io`` served
+    by kube-apiserver itself such as ``networking.k8s.io``); CRD groups are dotted domains."""
+    return "." not in group or group in ("networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
+                                         "resource.k8s.io", "scheduling.k8s.io", "node.k8s.io")
 
 
 def _age(created: str | None) -> str:
