@@ -80,6 +80,8 @@ async def test_outage_flagged_in_every_interface_then_recovered(k8s_control_plan
                 t_change = time.monotonic()
                 (await k.post(f"/api/v1/namespaces/{namespace}/pods", json=pod("after"))).raise_for_status()
             assert await wait_for(lambda: runtime.reader.get(POD, namespace, "after") is not None, timeout=10)
+            # the cache has it; its view is materialized by the background resolver right after
+            assert runtime.service is not None and await runtime.service.settled(10)
             change_visible = time.monotonic() - t_change
             assert await rest_pods(c, namespace) == ["after", "before"]
             after = await interfaces(c, namespace)
