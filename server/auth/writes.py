@@ -27,6 +27,25 @@ KARTA_RESOURCE = "kartas"
 
 
 @contextlib.asynccontextmanager
+async def _as_caller(guard: Guard, refusal: type[Exception], message: str) -> AsyncIterator[None]:
+    """Run the block acting as the caller (no-op for an open guard).
+
+    The one impersonation path of both write kinds: a ``refusal`` raised while the API
+    server refused the caller (not the server's own identity) becomes ``Forbidden(message)``.
+    """
+    if guard.is_open:
+        yield
+        return
+    with acting_as(guard.caller.name, guard.caller.groups) as acting:
+        try:
+            yield
+        except refusal:
+            if acting.refused == "caller":
+                raise Forbidden(message) from None
+            raise
+
+
+@contextlib.asynccontextmanager
 async def writing_as(guard: Guard, verb: str) -> AsyncIterator[None]:
     """Require ``verb`` on ``kartas.run.ai``, then run the block acting as the caller.
 
@@ -36,17 +55,9 @@ async def writing_as(guard: Guard, verb: str) -> AsyncIterator[None]:
         ReviewUnavailable: the permission could not be checked.
     """
     await guard.require(verb, KARTA_GVK.group, KARTA_RESOURCE)
-    if guard.is_open:
+    message = f"user {guard.caller.name!r} may not write {KARTA_RESOURCE}.{KARTA_GVK.group} (refused by the API server)"
+    async with _as_caller(guard, StoreError, message):
         yield
-        return
-    with acting_as(guard.caller.name, guard.caller.groups) as acting:
-        try:
-            yield
-        except StoreError:
-            if acting.refused == "caller":
-                raise Forbidden(f"user {guard.caller.name!r} may not write {KARTA_RESOURCE}.{KARTA_GVK.group} "
-                                "(refused by the API server)") from None
-            raise
 
 
 @contextlib.asynccontextmanager
@@ -63,15 +74,7 @@ async def patching_as(guard: Guard, namespace: str, group: str, resource: str) -
         ReviewUnavailable: the permission could not be checked.
     """
     await guard.require("patch", group, resource, namespace)
-    if guard.is_open:
+    target = f"{resource}.{group}" if group else resource
+    message = f"user {guard.caller.name!r} may not patch {target} in namespace {namespace} (refused by the API server)"
+    async with _as_caller(guard, WriteRefused, message):
         yield
-        return
-    with acting_as(guard.caller.name, guard.caller.groups) as acting:
-        try:
-            yield
-        except WriteRefused:
-            target = f"{resource}.{group}" if group else resource
-            if acting.refused == "caller":
-                raise Forbidden(f"user {guard.caller.name!r} may not patch {target} in namespace {namespace} "
-                                "(refused by the API server)") from None
-            raise
