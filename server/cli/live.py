@@ -289,8 +289,11 @@ def _resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | in
 
 
 def _is_builtin_group(group: str) -> bool:
-    """True for the core group and Kubernetes' own API groups (no dot, or ``*.k8s.io`` served
-    by kube-apiserver itself such as ``networking.k8s.io``); CRD groups are dotted domains."""
+    """True for the core group and Kubernetes' own API groups.
+
+    Those have no dot, or are a ``*.k8s.io`` group served by kube-apiserver itself such as
+    ``networking.k8s.io``; CRD groups are dotted domains.
+    """
     return "." not in group or group in ("networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
                                          "resource.k8s.io", "scheduling.k8s.io", "node.k8s.io")
 
