@@ -12,6 +12,7 @@ from server.jq.engine import (
     Document,
     JqProgram,
     compile_program,
+    set_evaluation_tracer,
     stringify,
 )
 from server.jq.static import check_expression
@@ -23,5 +24,6 @@ __all__ = [
     "JqProgram",
     "check_expression",
     "compile_program",
+    "set_evaluation_tracer",
     "stringify",
 ]

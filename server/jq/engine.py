@@ -21,7 +21,7 @@ evaluation happens only when a workload changed (results are memoized per versio
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import cachetools
 import jq as _jq
@@ -68,6 +68,21 @@ class Document:
                 raise JqEvaluationError("<input>", f"input of {len(text)} bytes exceeds the limit of {MAX_INPUT_BYTES}")
             self._text = text
         return self._text
+
+
+_tracer: Callable[[str], None] | None = None
+
+
+def set_evaluation_tracer(tracer: Callable[[str], None] | None) -> None:
+    """Call ``tracer(expression)`` before every evaluation by the C jq library.
+
+    Only the slow path is traced (the pure-Python fast path cannot loop). The resolver
+    worker records the expression in shared memory with it, so when the parent ends a
+    worker for exceeding its budget the error can name the expression that was running.
+    ``None`` removes the tracer.
+    """
+    global _tracer
+    _tracer = tracer
 
 
 class JqProgram:
@@ -129,6 +144,8 @@ class JqProgram:
             text = doc.text
         except JqEvaluationError as exc:
             raise JqEvaluationError(self.expression, exc.reason) from None
+        if _tracer is not None:
+            _tracer(self.expression)
         try:
             for count, value in enumerate(self._program.input_text(text), start=1):
                 if count >= MAX_RESULTS:

@@ -223,6 +223,9 @@ class Materializer:
             return outcome.error or "resolution failed"
         text = (f"definition {entry.definition.name}: resolving {where} exceeded the {self.timeout_s:g} s "
                 f"resolution budget; the worker was ended")
+        running = (outcome.error or "").partition(" while evaluating ")[2]
+        if running:
+            text += f" (it was evaluating {running})"
         key = (entry.definition.name, self.service.registry.generation)
         self.timeouts[key] = self.timeouts.get(key, 0) + 1
         if self.timeouts[key] >= self.quarantine_after and key not in self.service.quarantined:

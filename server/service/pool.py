@@ -83,14 +83,22 @@ class _Item:
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "known", "batch", "deadline", "started")
+    __slots__ = ("process", "conn", "slot", "known", "batch", "deadline", "started")
 
-    def __init__(self, process: Any, conn: Connection) -> None:
-        self.process, self.conn = process, conn
+    def __init__(self, process: Any, conn: Connection, slot: Any = None) -> None:
+        self.process, self.conn, self.slot = process, conn, slot
         self.known: set[str] = set()
         self.batch: collections.deque[_Item] = collections.deque()
         self.deadline = 0.0
         self.started = 0.0
+
+
+def _expression_of(w: _Worker) -> str:
+    """The jq expression the worker recorded last (``""`` when none or unreadable)."""
+    try:
+        return bytes(w.slot.value).decode("utf-8", "replace") if w.slot is not None else ""
+    except (AttributeError, ValueError):
+        return ""
 
 
 def _context() -> Any:
@@ -169,10 +177,12 @@ class ResolverPool:
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=worker_module.main, args=(child,), name="wmap-resolver", daemon=True)
+        slot = self._ctx.RawArray("c", worker_module.EXPRESSION_SLOT_BYTES)
+        process = self._ctx.Process(target=worker_module.main, args=(child, slot), name="wmap-resolver",
+                                    daemon=True)
         process.start()
         child.close()
-        return _Worker(process, parent)
+        return _Worker(process, parent, slot)
 
     def _kill(self, w: _Worker) -> None:
         try:
@@ -251,10 +261,13 @@ class ResolverPool:
     def _expire(self, w: _Worker) -> None:
         item = w.batch.popleft()
         self.timeouts += 1
+        expression = _expression_of(w)  # read before the worker (and its slot) is replaced
         self._requeue_rest(w)
         self._replace(w)
-        self._deliver(Outcome(item.job.uid, "timeout", None, f"resolution exceeded its {self.timeout_s:g} s budget",
-                              time.monotonic() - w.started))
+        message = f"resolution exceeded its {self.timeout_s:g} s budget"
+        if expression:
+            message += f" while evaluating jq expression {expression!r}"
+        self._deliver(Outcome(item.job.uid, "timeout", None, message, time.monotonic() - w.started))
 
     def _crashed(self, w: _Worker) -> None:
         self.crashes += 1

@@ -30,9 +30,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from server.definitions.model import Definition
+from server.jq import set_evaluation_tracer
 from server.resolution import resolve
 
 PR_SET_PDEATHSIG = 1
+EXPRESSION_SLOT_BYTES = 512
+"""Size of the shared buffer where a worker records the jq expression it is evaluating."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +69,31 @@ def run_job(definitions: dict[str, Definition], job: Job) -> tuple[str, Any, str
         return job.uid, None, f"resolution failed: {type(exc).__name__}: {exc}", time.perf_counter() - started
 
 
-def main(conn: Connection) -> None:
-    """Serve batches on ``conn`` until the parent closes it."""
+def _record_expressions(slot: Any) -> None:
+    """Write every expression the C jq library evaluates into ``slot``.
+
+    ``slot`` is a shared ``c_char`` array the parent reads when it ends this worker for
+    exceeding its budget.
+    """
+
+    def record(expression: str) -> None:
+        slot.value = expression.encode("utf-8", "replace")[: EXPRESSION_SLOT_BYTES - 1]
+
+    set_evaluation_tracer(record)
+
+
+def main(conn: Connection, slot: Any = None) -> None:
+    """Serve batches on ``conn`` until the parent closes it.
+
+    Args:
+        conn: the pipe to the parent (protocol in the module docstring).
+        slot: optional shared ``c_char`` array of ``EXPRESSION_SLOT_BYTES``: the jq
+            expression being evaluated is recorded there (emptied before each job).
+    """
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server; it ends us
+    if slot is not None:
+        _record_expressions(slot)
     definitions: dict[str, Definition] = {}
     while True:
         try:
@@ -78,4 +102,6 @@ def main(conn: Connection) -> None:
             return
         definitions.update(new)
         for job in jobs:
+            if slot is not None:
+                slot.value = b""
             conn.send(run_job(definitions, job))

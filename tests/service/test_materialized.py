@@ -63,7 +63,8 @@ async def test_a_looping_workload_gets_a_timeout_view_while_the_server_keeps_ans
         body = (await client.get(f"{DEMO}/a")).json()
         assert body["phase"] == "Undefined"
         assert body["errors"][0]["message"] == ("definition demo: resolving Demo n/a exceeded the 1 s resolution "
-                                                "budget; the worker was ended")
+                                                f"budget; the worker was ended (it was evaluating jq expression "
+                                                f"{LOOP_PATH!r})")
         assert service.materializer.pool.replaced == 1
 
 

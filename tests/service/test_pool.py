@@ -14,7 +14,7 @@ from server.definitions import Phase
 from server.service import worker as worker_module
 from server.service.pool import Outcome, ResolverPool, definition_key
 from server.service.worker import Job, run_job
-from tests.service.support import SLOW_PATH, demo, demo_definition, slow_demo
+from tests.service.support import LOOP_PATH, SLOW_PATH, demo, demo_definition, slow_demo
 
 
 class Collector:
@@ -50,7 +50,9 @@ def test_a_looping_resolution_is_ended_at_its_budget_and_the_worker_replaced() -
         pool.submit(_jobs(definition, demo("a", loop=True), demo("b"), demo("c", phase="wait")))
         got.wait(3, 10)
         at, looped = got.outcomes["uid-n-a"]
-        assert looped.status == "timeout" and looped.error == "resolution exceeded its 1 s budget"
+        # the worker recorded the C-jq expression it was running when it was ended
+        assert looped.status == "timeout" and looped.error == (
+            f"resolution exceeded its 1 s budget while evaluating jq expression {LOOP_PATH!r}")
         assert 1.0 <= at - started < 3.0  # the 1 s budget plus dispatch slack
         assert got.outcomes["uid-n-b"][1].view.phase is Phase.RUNNING  # .status.p absent -> "up" -> Running
         assert got.outcomes["uid-n-c"][1].view.phase is Phase.INITIALIZING  # "wait" -> Initializing
