@@ -15,10 +15,11 @@ from strawberry.types import Info
 from schema.cluster import Cluster, freshness_of
 from schema.context import Context
 from schema.definitions import Definition, SkippedDefinition
+from schema.pods import PodWorkload
 from server.service.lookup import definition_for, definitions_in_force
 from server.service.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
 from schema.types import GpuAggregate, GroupBy, Workload
-from server.auth.scope import list_scope, workload_scope
+from server.auth.scope import list_scope, may_see, workload_scope
 from server.definitions.phases import Phase
 from server.errors import WorkloadNotFound
 from server.resolution import WorkloadView
@@ -116,6 +117,20 @@ class Query:
             return None
         await ctx.learn_pod_access([view.namespace])
         return _workload(view, ctx)
+
+    @strawberry.field(description="The scheduler view of one pod: its top-level workload, component, instance, "
+                                  "replica key and gangs with their minimum sizes, read from the materialized "
+                                  "views. Null when the pod belongs to no workload or the caller may not list "
+                                  "its workload's kind in the namespace.")
+    async def pod_workload(self, info: Info[Context, None], namespace: str, name: str) -> PodWorkload | None:
+        """One pod's placement or null."""
+        ctx = info.context
+        ctx.require_ready()
+        placement = ctx.service.pod_placement(namespace, name)
+        if placement is None or not await may_see(ctx.guard, ctx.reader, placement.view):
+            return None
+        await ctx.learn_pod_access([namespace])
+        return PodWorkload(placement=placement, cluster_name=ctx.cluster)
 
     @strawberry.field(description="The cluster this server reads and how current its cache is (answers even "
                                   "before the caches are synced).")

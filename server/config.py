@@ -156,6 +156,8 @@ class Settings:
         metrics_public: ``/metrics`` without authentication (else it needs ``get`` on the
             non-resource URL ``/metrics``).
         resolver: background resolution (see :class:`ResolverSettings`).
+        workload_metrics: serve the per-workload and per-pod series on ``/metrics``
+            (``wmap_workload_info``, ``wmap_workload_gpus``, ``wmap_pod_workload_info``).
     """
 
     http: HttpSettings = field(default_factory=HttpSettings)
@@ -174,6 +176,7 @@ class Settings:
     dra_gpu_classes: tuple[str, ...] | None = None
     metrics_public: bool = True
     resolver: ResolverSettings = field(default_factory=ResolverSettings)
+    workload_metrics: bool = True
 
 
 def _flag(value: str) -> bool:
@@ -206,6 +209,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_SHARED_GPU_RESOURCES": ("shared_gpu_resources", _words),
     "WMAP_DRA_GPU_CLASSES": ("dra_gpu_classes", _words),
     "WMAP_STALE_AFTER": ("stale_after", float),
+    "WMAP_WORKLOAD_METRICS": ("workload_metrics", _flag),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 

@@ -12,11 +12,16 @@ Process and interpreter series as every Python exporter has them (``process_*``
 from /proc, ``python_info``, ``python_gc_*``) and ``wmap_build_info{version,python}``
 (the Prometheus convention for build information:
 https://prometheus.io/docs/instrumenting/writing_exporters/#target-labels-not-static-scraped-labels).
+Unless ``Settings.workload_metrics`` is off, the per-workload series read from the
+materialized views (:func:`workload_metrics`): one ``wmap_workload_info`` per workload, one
+``wmap_workload_gpus`` per workload, figure and GPU resource name, one
+``wmap_pod_workload_info`` per pod a view holds (joinable with DCGM's namespace/pod labels).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 import platform
@@ -51,6 +56,7 @@ class Metrics:
         self.resolution_errors = Counter("wmap_resolution_errors", "Problems recorded while resolving views",
                                          ["definition"], registry=self.registry)
         self.registry.register(_StateCollector(runtime))
+        self.registry.register(_WorkloadCollector(runtime))
         register_process_collectors(self.registry)
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
@@ -167,6 +173,66 @@ def _view_metrics(service: Any) -> Iterator[Metric]:
                               value=materializer.pool.replaced)
     yield CounterMetricFamily("wmap_definitions_quarantined", "Definitions quarantined for repeated timeouts",
                               value=materializer.quarantines)
+
+
+class _WorkloadCollector(Collector):
+    """The per-workload series, read from the materialized views at scrape time."""
+
+    def __init__(self, runtime: Callable[[], Any]) -> None:
+        self._runtime = runtime
+
+    def collect(self) -> Iterator[Metric]:
+        runtime = self._runtime()
+        if runtime.service is None or not runtime.settings.workload_metrics:
+            return
+        yield from workload_metrics(runtime.service.workloads())
+
+
+GPU_FIGURES = (("requested_by_spec", "spec"), ("requested_by_pods", "pods"), ("allocated", "allocated"))
+"""``figure`` label value -> :class:`~server.resolution.view.GpuFigures` attribute."""
+
+
+def workload_metrics(views: Iterable[WorkloadView]) -> list[Metric]:
+    """``wmap_workload_info``, ``wmap_workload_gpus`` and ``wmap_pod_workload_info`` over ``views``.
+
+    Bound: one info series per workload; one GPU series per workload, figure (3) and GPU
+    resource name the workload's figures hold (``GpuPolicy.is_gpu``: whole GPUs, MIG profiles,
+    shared replicas, DRA classes); one pod series per pod a view holds (a pod listed twice is
+    counted once). Values: info series are 1; GPU series are devices (the view's figures; a
+    figure whose count is unknown, DRA ``allocationMode: All`` before allocation, is left out).
+
+    Args:
+        views: the materialized views (read only).
+
+    Returns:
+        The three metric families, in that order.
+    """
+    info = GaugeMetricFamily("wmap_workload_info", "1 per top-level workload: its phase and definition",
+                             labels=["namespace", "group", "kind", "name", "phase", "definition"])
+    gpus = GaugeMetricFamily("wmap_workload_gpus", "GPUs of one workload by figure and resource name",
+                             labels=["namespace", "group", "kind", "name", "figure", "resource"])
+    pods = GaugeMetricFamily("wmap_pod_workload_info", "1 per pod of a workload: the workload, component and "
+                             "instance it belongs to", labels=["namespace", "pod", "group", "kind", "workload",
+                                                               "component", "instance"])
+    seen: set[tuple[str, str]] = set()
+    for view in views:
+        ns, group = view.namespace or "", view.group
+        info.add_metric([ns, group, view.kind, view.name, view.phase.value, view.definition], 1.0)
+        for figure, attribute in GPU_FIGURES:
+            amounts: Mapping[str, Decimal] = getattr(view.gpu, attribute)
+            unknown = view.gpu.unknown.get(_CAMEL[figure], set())
+            for resource in sorted(r for r in amounts if view.policy.is_gpu(r) and r not in unknown):
+                gpus.add_metric([ns, group, view.kind, view.name, figure, resource], float(amounts[resource]))
+        for pod in view.all_pods():
+            if (pod.namespace, pod.name) in seen:
+                continue
+            seen.add((pod.namespace, pod.name))
+            pods.add_metric([pod.namespace, pod.name, group, view.kind, view.name, pod.component or "",
+                             pod.instance or ""], 1.0)
+    return [info, gpus, pods]
+
+
+_CAMEL = {"requested_by_spec": "requestedBySpec", "requested_by_pods": "requestedByPods", "allocated": "allocated"}
 
 
 def _queue_depths(reader: Any) -> GaugeMetricFamily:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from server.api import actions, definitions, health, rest
+from server.api import actions, definitions, health, pods, rest
 from server.api.graphql import graphql_app
 from server.api.metrics import Metrics
 from server.api.openapi import openapi
@@ -24,6 +24,7 @@ def build_routes(metrics: Metrics, *, max_subscriptions: int = 16,
         Route(WORKLOAD, rest.get_workload, methods=["GET"]),
         Route(WORKLOAD + "/phase", rest.get_phase, methods=["GET"]),
         Route(WORKLOAD + "/pod-template", actions.patch_pod_template, methods=["PATCH"]),
+        Route("/api/v1/namespaces/{namespace}/pods/{name}/workload", pods.get_pod_workload, methods=["GET"]),
         Route(WORKLOAD + "/suspend", actions.suspend, methods=["POST"]),
         Route(WORKLOAD + "/resume", actions.resume, methods=["POST"]),
         Route("/api/v1/workload-types", definitions.create_workload_type, methods=["POST"]),

@@ -74,7 +74,7 @@ def register(sub: Any) -> None:
                        epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
                               "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
                               "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES, WMAP_RESOLVER_WORKERS, "
-                              "WMAP_RESOLUTION_TIMEOUT and WMAP_STALE_AFTER.")
+                              "WMAP_RESOLUTION_TIMEOUT, WMAP_STALE_AFTER and WMAP_WORKLOAD_METRICS.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
     _source_flags(s)
@@ -93,6 +93,9 @@ def register(sub: Any) -> None:
                    help="with --auth kubernetes, write definitions as the caller (default on)")
     s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
                    help="serve /metrics without authentication (default on)")
+    s.add_argument("--workload-metrics", action=argparse.BooleanOptionalAction, default=None,
+                   help="serve one wmap_workload_info / wmap_workload_gpus series per workload and one "
+                        "wmap_pod_workload_info per pod on /metrics (default on)")
     s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
     s.add_argument("--resolver-workers", type=int, default=None,
                    help="resolver worker processes (default: the usable CPU cores)")
@@ -175,6 +178,7 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         shared_gpu_resources=tuple(cast("tuple[str, ...]", env.get("shared_gpu_resources", ()))),
         dra_gpu_classes=cast("tuple[str, ...] | None", env.get("dra_gpu_classes")),
         metrics_public=_pick(args, env, "metrics_public", True),
+        workload_metrics=_pick(args, env, "workload_metrics", True),
         resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
                                   timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
     if settings.resolver.workers < 0 or settings.resolver.timeout_s <= 0:

@@ -35,6 +35,7 @@ from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from server.resolution.resolver import failed_view
 from server.service.feed import ChangeFeed, Subscriber, ViewChange
 from server.service.pool import BlockingResolver, definition_key, usable_cores
+from server.service.pods import PodPlacement, pod_placement
 from server.service.views import GROUP_BY, GpuBucket, ViewStore
 from server.service.worker import Job
 
@@ -271,6 +272,11 @@ class WorkloadService:
         self._refresh()
         record = self.store.get(uid)
         return record.view if record is not None else None
+
+    def pod_placement(self, namespace: str, name: str) -> PodPlacement | None:
+        """Where pod ``namespace/name`` sits (workload, component, gangs), from the store's pod index."""
+        self._refresh()
+        return pod_placement(self.store, namespace, name)
 
     def gpu_summary(self, group_by: str, views: Iterable[WorkloadView] | None = None) -> list[GpuBucket]:
         """GPU totals grouped by NAMESPACE, KIND, NODE or PHASE (sorted by key).
