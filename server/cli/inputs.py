@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from server.kube.snapshot import SnapshotReader
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
+EXIT_UNREACHABLE, EXIT_SERVE_FAILED = 5, 6
 EXIT_BROKEN_PIPE = 128 + 13
 STDIN = "-"
 STDIN_NAME = "<stdin>"

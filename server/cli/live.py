@@ -4,8 +4,11 @@
 ``$KUBECONFIG``, ``~/.kube/config``, in-cluster) through a short-lived informer cache
 watching only the kinds they need (plus pods and Kartas, whose definitions are merged
 over the catalog), or ``--snapshot PATH`` files (``-`` for stdin). Exit codes follow
-``server.cli.inputs``: 1 cluster unreachable, 2 usage (an unknown ``--phase`` too), 3 not
-found, 4 no definition covers the type.
+``server.cli.main``: 2 usage (an unknown ``--phase`` or ``-l`` too), 3 not found, 4 no
+definition covers the type, 5 the API server does not answer (checked before any list,
+``server.cli.kubectl.connect_reachable``), 6 ``serve`` did not start. Without ``-n``, a
+cluster is read in the kubeconfig context's namespace (else ``default``) and files in
+every namespace, by ``get`` and ``describe`` alike (``default_namespace_of``).
 
 The TYPE of ``get`` (and the KIND of ``describe KIND/NAME``) is a kind (case-insensitive,
 optionally plural), ``kind.group``, a definition name, or a catalog alias (``ray``,
@@ -28,15 +31,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
+from server.cli.kinds import resolve_kind
+from server.cli.serving import StartupFailure
 from server.cli.inputs import (
-    EXIT_NO_DEFINITION,
+    EXIT_NOT_FOUND,
     EXIT_OK,
+    EXIT_SERVE_FAILED,
     EXIT_USAGE,
     build_registry,
     snapshot_paths,
@@ -53,15 +57,13 @@ from server.config import (
 )
 from server.definitions.phases import Phase
 from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import DefinitionNotFound, InvalidRequest
+from server.errors import InvalidRequest
 from server.gvk import KARTA_GVK, POD_GVK
 from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
 from server.resolution.dra import DRA_KINDS
-from server.resolution import WorkloadView
 from server.service import WorkloadService
 from server.service.registration import Registrar
-from server.service.rows import summary
 from server.service.stores import DirectoryStore
 
 SYNC_TIMEOUT_S = 30.0
@@ -121,7 +123,9 @@ def register(sub: Any) -> None:
     g.add_argument("--phase", action="append", default=[],
                    help="keep workloads in any of these phases (comma-separated, repeatable; case-insensitive: "
                         f"{', '.join(p.value for p in Phase)})")
-    g.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    g.add_argument("-l", "--selector", default="",
+                   help="label selector on the workload's root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)")
+    g.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default="table")
     _source_flags(g)
     g.add_argument("--log-format", choices=FORMATS, default="text")
     g.set_defaults(func=cmd_get)
@@ -209,32 +213,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "serve snapshots with --auth none", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(settings.log_format, settings.log_level)
-    app = create_app(settings)
+    app = StartupFailure(create_app(settings))
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
                             ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False,
                             ws_max_size=settings.http.max_body_bytes, **uvicorn_limits(settings))
-    uvicorn.Server(config).run()
-    return EXIT_OK
-
-
-def _entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:
-    """Definitions in force for a TYPE argument.
-
-    By kind (singular or plural), ``kind.group`` or definition name; failing that, by
-    catalog alias (``Catalog.find``), mapped to the group/kind's definitions in force (so a
-    registered definition still wins).
-    """
-    w = wanted.strip().lower()
-    direct = [e for e in registry.entries()
-              if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),
-                       e.definition.name.lower())]
-    if direct:
-        return direct
+    server = uvicorn.Server(config)
     try:
-        group_kind = registry.catalog.find(w).gvk.group_kind
-    except DefinitionNotFound:
-        return []
-    return [e for e in registry.entries() if e.gvk.group_kind == group_kind]
+        server.run()
+    except SystemExit:  # uvicorn exits 1 when it cannot bind the address (it logged why)
+        if server.started:
+            raise
+    if not server.started:
+        reason = app.error or f"cannot listen on {settings.http.host}:{settings.http.port}"
+        print(f"error: wmap serve did not start: {reason}", file=sys.stderr)
+        return EXIT_SERVE_FAILED
+    return EXIT_OK
 
 
 async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: list[Entry],
@@ -244,10 +237,12 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
         reader = snapshot_reader(args.snapshot)
         _merge_kartas(registry, reader)
         return reader, None
+    from server.cli.kubectl import connect_reachable
     from server.kube.cache import CacheOptions, InformerCache
 
-    cache = await InformerCache.from_config(args.kubeconfig, context=args.context,
-                                            options=CacheOptions(namespaces=(namespace,) if namespace else ()))
+    client = await connect_reachable(args.kubeconfig, args.context)
+    cache = InformerCache(client, options=CacheOptions(namespaces=(namespace,) if namespace else ()),
+                          close_client=True)
     for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK, *DRA_KINDS}:
         cache.watch(gvk)
     await cache.start()
@@ -274,58 +269,6 @@ def _merge_kartas(registry: DefinitionRegistry, reader: Reader) -> None:
               + "; ".join(str(p) for p in skipped.problems), file=sys.stderr)
 
 
-def _resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | int:
-    entries = _entries_for(registry, wanted)
-    if not entries:
-        print(f'error: no Karta definition covers "{wanted}"', file=sys.stderr)
-        return EXIT_NO_DEFINITION
-    if len({e.gvk.group_kind for e in entries}) > 1:
-        # as kubectl: a kind served by a built-in API group wins over a CRD of the same kind
-        # (`kubectl get job` is batch/v1 Job, not Volcano's batch.volcano.sh Job)
-        builtin = [e for e in entries if _is_builtin_group(e.gvk.group)]
-        if len({e.gvk.group_kind for e in builtin}) == 1:
-            return builtin
-        names = ", ".join(sorted(f"{e.gvk.kind}.{e.gvk.group or 'core'}" for e in entries))
-        print(f'error: "{wanted}" matches more than one Karta definition, retry with one of: {names}',
-              file=sys.stderr)
-        return EXIT_USAGE
-    return entries
-
-
-def _is_builtin_group(group: str) -> bool:
-    """True for the core group and Kubernetes' own API groups.
-
-    Those have no dot, or are a ``*.k8s.io`` group served by kube-apiserver itself such as
-    ``networking.k8s.io``; CRD groups are dotted domains.
-    """
-    return "." not in group or group in ("networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
-                                         "resource.k8s.io", "scheduling.k8s.io", "node.k8s.io")
-
-
-def _age(created: str | None) -> str:
-    if not created:
-        return "<unknown>"
-    try:
-        then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return "<unknown>"
-    seconds = int((datetime.now(timezone.utc) - then).total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{max(seconds, 0)}s"
-
-
-def _table(views: list[WorkloadView]) -> str:
-    rows = [("NAME", "NAMESPACE", "PHASE", "GPUS", "AGE")]
-    for v in views:
-        gpu = v.gpu.to_dict(v.policy)
-        rows.append((v.name, v.namespace or "", ",".join(p.value for p in v.phases),
-                     f"{gpu['allocated']}/{gpu['requestedBySpec']}", _age(v.created_at)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-
-
 def cmd_get(args: argparse.Namespace) -> int:
     """``wmap get KIND``: list top-level workloads of a type."""
     configure_logging(args.log_format, "WARNING")
@@ -350,37 +293,60 @@ def parse_phases(values: list[str]) -> set[str]:
 async def _get(args: argparse.Namespace) -> int:
     phases = parse_phases(args.phase)
     registry = build_registry(catalog_dir=args.catalog_dir)
-    entries = _resolve_kind(registry, args.kind)
+    entries = resolve_kind(registry, args.kind)
     if isinstance(entries, int):
         return entries
-    namespace = None if args.all_namespaces else (args.namespace or ("default" if not args.snapshot else None))
+    from server.cli.kubectl import matches, parse_selector
+    from server.cli.render import render_list
+
+    selector = parse_selector(args.selector)
     if args.all_namespaces and args.namespace:
         raise InvalidRequest("--namespace and --all-namespaces are exclusive")
+    namespace = None if args.all_namespaces else default_namespace_of(args)
     reader, close = await _read(args, registry, entries, namespace)
     try:
         group_kind = entries[0].gvk.group_kind
         views = [v for v in WorkloadService(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
                                                                         group=group_kind[0])
-                 if not phases or any(p.value.lower() in phases for p in v.phases)]
+                 if (not phases or any(p.value.lower() in phases for p in v.phases))
+                 and matches(selector, ((reader.by_uid(v.uid) or {}).get("metadata") or {}).get("labels"))]
     finally:
         if close is not None:
             await close()
     views.sort(key=lambda v: (v.created_at or "", v.name), reverse=True)
-    if args.output == "json":
-        print(json.dumps({"items": [summary(v) for v in views], "count": len(views)}, indent=2))
-    elif views:
-        print(_table(views))
+    if views or args.output in ("json", "yaml"):
+        print(render_list(views, args.output))
     else:
         where = f"namespace {namespace}" if namespace else "any namespace"
         print(f"No workloads found in {where}.", file=sys.stderr)
     return EXIT_OK
 
 
+def default_namespace_of(args: argparse.Namespace) -> str | None:
+    """The namespace of ``get``/``describe`` (``None``: all namespaces).
+
+    ``-n``; else all namespaces for files (``--snapshot``, ``-f``); else the kubeconfig
+    context's namespace or ``default`` (``server.cli.kubectl.default_namespace``), as kubectl.
+    """
+    from server.cli.kubectl import default_namespace
+
+    if args.namespace:
+        return str(args.namespace)
+    if getattr(args, "snapshot", None) or getattr(args, "file", None):
+        return None
+    return default_namespace(args.kubeconfig, args.context)
+
+
 def describe(args: argparse.Namespace) -> int:
-    """``wmap describe KIND/NAME -n NS`` against a cluster or ``--snapshot``."""
+    """``wmap describe TYPE NAME`` (or ``TYPE/NAME``) against a cluster or ``--snapshot``."""
     configure_logging(getattr(args, "log_format", "text"), "WARNING")
+    if args.target and getattr(args, "name", None):
+        if "/" in args.target:
+            print(f"error: give TYPE NAME or TYPE/NAME, not {args.target} {args.name}", file=sys.stderr)
+            return EXIT_USAGE
+        args.target = f"{args.target}/{args.name}"
     if not args.target or "/" not in args.target:
-        print("error: a NAME is required: give it as KIND/NAME (or use -f FILE)", file=sys.stderr)
+        print("error: a NAME is required: give TYPE NAME or TYPE/NAME (or use -f FILE)", file=sys.stderr)
         return EXIT_USAGE
     return asyncio.run(_describe(args))
 
@@ -393,16 +359,26 @@ async def _describe(args: argparse.Namespace) -> int:
         print(f"error: expected KIND/NAME, got {args.target!r}", file=sys.stderr)
         return EXIT_USAGE
     registry = build_registry(args.definition, args.catalog_dir)
-    entries = _resolve_kind(registry, kind)
+    entries = resolve_kind(registry, kind)
     if isinstance(entries, int):
         return entries
     snapshot = getattr(args, "snapshot", [])
     args.snapshot = snapshot
-    namespace = args.namespace or "default"
+    namespace = default_namespace_of(args)
     reader, close = await _read(args, registry, entries, namespace)
     try:
         gvk = entries[0].gvk
-        view = WorkloadService(registry, reader).workload(namespace, gvk.group, gvk.kind, name)
+        service = WorkloadService(registry, reader)
+        if namespace is not None:
+            view = service.workload(namespace, gvk.group, gvk.kind, name)
+        else:  # files without -n: the one workload of that name in any namespace
+            found = [v for v in service.workloads(kind=gvk.kind, group=gvk.group) if v.name == name]
+            if len(found) != 1:
+                where = ", ".join(sorted(v.namespace or "<none>" for v in found))
+                print(f'error: {len(found) or "no"} {gvk.kind} named "{name}" in the files'
+                      + (f" (namespaces {where}): give -n" if found else ""), file=sys.stderr)
+                return EXIT_USAGE if found else EXIT_NOT_FOUND
+            view = found[0]
     finally:
         if close is not None:
             await close()

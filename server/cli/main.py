@@ -3,10 +3,12 @@
 Commands: ``describe`` (offline with ``-f``), ``validate``, ``catalog``; the server adds
 ``serve`` and live ``get``/``describe`` (see :mod:`server.cli.live`).
 
-Exit codes (as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
+Exit codes (0-4 as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
 2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type;
-141 (128 + SIGPIPE, as a shell reports a process killed by it) when the reader of the
-output went away (``wmap ... | head``): no traceback, the rest of the output is dropped.
+5 the cluster's API server cannot be reached; 6 ``wmap serve`` failed to start (one line
+on stderr naming why); 141 (128 + SIGPIPE, as a shell reports a process killed by it)
+when the reader of the output went away (``wmap ... | head``): no traceback, the rest of
+the output is dropped.
 
 Every file argument (``-f``, ``--definition``, ``--snapshot``, ``validate FILE``) reads
 standard input for ``-``; stdin is read once, so several ``-`` share the same text.
@@ -19,6 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from server.cli.inputs import (
     EXIT_BROKEN_PIPE,
@@ -26,7 +29,9 @@ from server.cli.inputs import (
     EXIT_NO_DEFINITION,
     EXIT_NOT_FOUND,
     EXIT_OK,
+    EXIT_UNREACHABLE,
     EXIT_USAGE,
+    STDIN,
     build_registry,
     read_input,
     shown,
@@ -38,6 +43,8 @@ from server.definitions.catalog import load_catalog
 from server.definitions.load import check_definition
 from server.errors import InvalidDefinition, InvalidRequest, ServerError
 
+DISTRIBUTION = "workload-map-server"
+
 def cmd_describe(args: argparse.Namespace) -> int:
     """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
     from server.cli.render import render
@@ -48,7 +55,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
         return live.describe(args)
     registry = build_registry(args.definition, args.catalog_dir)
     reader = snapshot_reader(args.file)
-    views = WorkloadService(registry, reader).workloads()
+    views = WorkloadService(registry, reader).workloads(namespace=args.namespace or None)
     if not views:
         print(f"error: no workload in {shown(args.file)} is covered by a definition "
               "(`wmap catalog` lists the covered types)", file=sys.stderr)
@@ -57,10 +64,38 @@ def cmd_describe(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def validate_paths(paths: Sequence[str]) -> list[str]:
+    """``paths`` with each directory replaced by its ``*.yaml``/``*.yml``/``*.json`` files (sorted, recursive)."""
+    out: list[str] = []
+    for path in paths:
+        if path != STDIN and Path(path).is_dir():
+            out += sorted(str(f) for f in Path(path).rglob("*") if f.suffix in (".yaml", ".yml", ".json") and f.is_file())
+        else:
+            out.append(path)
+    return out
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
-    """``wmap validate FILE``: print every problem; exit 1 when invalid."""
-    source = shown([args.file])
-    docs = load_documents(read_input(args.file), source=source)
+    """``wmap validate FILE|DIR...``: report every file and problem.
+
+    Exit code: 2 when a file cannot be read or parsed or holds no document, else 1 when
+    a definition is invalid, else 0.
+    """
+    files = validate_paths(args.files)
+    if not files:
+        print(f"error: no .yaml, .yml or .json file in {', '.join(args.files)}", file=sys.stderr)
+        return EXIT_USAGE
+    codes = [_validate_file(path, several=len(files) > 1) for path in files]
+    return EXIT_USAGE if EXIT_USAGE in codes else max(codes)
+
+
+def _validate_file(path: str, several: bool) -> int:
+    source = shown([path])
+    try:
+        docs = load_documents(read_input(path), source=source)
+    except InvalidRequest as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if not docs:
         print(f"error: {source} holds no document", file=sys.stderr)
         return EXIT_USAGE
@@ -69,7 +104,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         definition, problems = check_definition(doc)
         name = (doc.get("metadata") or {}).get("name", "<unnamed>") if isinstance(doc, dict) else "<unnamed>"
         if definition is not None:
-            print(f"OK: {definition.name} is a valid Karta definition (GVK: {definition.gvk})")
+            where = f" in {source}" if several else ""
+            print(f"OK: {definition.name} is a valid Karta definition (GVK: {definition.gvk}){where}")
             continue
         status = EXIT_FAIL
         print(f"INVALID: {name}")
@@ -98,13 +134,30 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def package_version() -> str:
+    """The installed distribution's version (``0+unknown`` when run from an uninstalled tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _prog() -> str:
+    """``kubectl wmap`` when run as the kubectl plugin ``kubectl-wmap``, else ``wmap``."""
+    return "kubectl wmap" if Path(sys.argv[0]).name.startswith("kubectl-wmap") else "wmap"
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands register themselves here)."""
-    p = argparse.ArgumentParser(prog="wmap", description="Workload Map: one view of every AI workload.")
+    p = argparse.ArgumentParser(prog=_prog(), description="Workload Map: one view of every AI workload.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     p.add_argument("--catalog-dir", default=None, help="built-in definitions directory (default: bundled catalog/)")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("describe", help="resolve workloads from files (-f) or a cluster (KIND/NAME)")
-    d.add_argument("target", nargs="?", help="KIND/NAME (live mode)")
+    d.add_argument("target", nargs="?", metavar="TYPE[/NAME]", help="TYPE NAME or TYPE/NAME (live mode)")
+    d.add_argument("name", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     d.add_argument("-f", "--file", action="append", default=[], help="manifest file or directory ('-' for stdin)")
     d.add_argument("--definition", action="append", default=[], help="extra Karta definition file ('-' for stdin)")
     d.add_argument("-o", "--output", choices=("json", "yaml", "tree"), default="tree")
@@ -112,8 +165,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--kubeconfig", default=None)
     d.add_argument("--context", default=None)
     d.set_defaults(func=cmd_describe)
-    v = sub.add_parser("validate", help="validate a definition file ('-' for stdin)")
-    v.add_argument("file")
+    v = sub.add_parser("validate", help="validate definition files and directories ('-' for stdin)")
+    v.add_argument("files", nargs="+", metavar="FILE", help="file, directory (its .yaml/.yml/.json files) or '-'")
     v.set_defaults(func=cmd_validate)
     c = sub.add_parser("catalog", help="list the built-in definitions")
     c.add_argument("-o", "--output", choices=("table", "json"), default="table")
@@ -163,6 +216,9 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ServerError as exc:
+        if exc.code == "cluster_unreachable":
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_UNREACHABLE
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NOT_FOUND if exc.code == "workload_not_found" else EXIT_FAIL
 

@@ -1,18 +1,23 @@
-"""Render views for the terminal: JSON, YAML or an ASCII tree.
+"""Render views for the terminal: JSON, YAML or an ASCII tree; ``get`` lists.
 
 The tree shows workload -> components -> instances -> pods with ready/desired counts,
-GPUs and nodes, then the phase and the three GPU figures.
+GPUs and nodes, then the phase and the three GPU figures. ``render_list`` prints the rows
+of ``wmap get`` as kubectl's ``-o`` formats (table, wide, name, json, yaml).
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any, Iterable
 
 import yaml
 
 from server.resolution import ComponentView, WorkloadView
 from server.resolution.view import InstanceView, PodView
+from server.service.rows import summary
+
+LIST_FORMATS = ("table", "wide", "name", "json", "yaml")
 
 
 def _gpu(value: Any) -> str:
@@ -101,3 +106,52 @@ def render(views: Iterable[WorkloadView], output: str) -> str:
     if output == "yaml":
         return yaml.safe_dump(data, sort_keys=False).rstrip()
     return json.dumps(data, indent=2)
+
+
+def age(created: str | None, now: datetime | None = None) -> str:
+    """The kubectl AGE of an RFC 3339 ``creationTimestamp`` (``<unknown>`` when absent or unparsable)."""
+    from server.cli.kubectl import human_duration
+
+    if not created:
+        return "<unknown>"
+    try:
+        then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return "<unknown>"
+    return human_duration(((now or datetime.now(timezone.utc)) - then).total_seconds())
+
+
+def resource_name(view: WorkloadView) -> str:
+    """``kind.group/name`` as ``kubectl get -o name`` prints it (``kind/name`` in the core group)."""
+    kind = view.kind.lower()
+    return f"{kind}.{view.group}/{view.name}" if view.group else f"{kind}/{view.name}"
+
+
+def _list_row(view: WorkloadView, wide: bool, now: datetime | None) -> tuple[str, ...]:
+    gpu = view.gpu.to_dict(view.policy)
+    row: tuple[str, ...] = (view.name, view.namespace or "", ",".join(p.value for p in view.phases),
+                            f"{gpu['allocated']}/{gpu['requestedBySpec']}", age(view.created_at, now))
+    if wide:
+        nodes = sorted({n for c in view.all_components() for n in c.nodes})
+        row += (view.definition, f"{view.replicas.ready}/{view.replicas.desired}", ",".join(nodes) or "<none>")
+    return row
+
+
+def render_list(views: list[WorkloadView], output: str, now: datetime | None = None) -> str:
+    """The ``wmap get`` output of ``views`` in one of ``LIST_FORMATS``.
+
+    ``table``: NAME, NAMESPACE, PHASE, GPUS (allocated/requested by spec), AGE; ``wide``
+    adds DEFINITION, PODS (ready/desired) and NODES; ``name``: one ``kind.group/name`` a
+    line; ``json``/``yaml``: ``{items: [summary rows], count}``.
+    """
+    if output in ("json", "yaml"):
+        data = {"items": [summary(v) for v in views], "count": len(views)}
+        return json.dumps(data, indent=2) if output == "json" else yaml.safe_dump(data, sort_keys=False).rstrip()
+    if output == "name":
+        return "\n".join(resource_name(v) for v in views)
+    header: tuple[str, ...] = ("NAME", "NAMESPACE", "PHASE", "GPUS", "AGE")
+    if output == "wide":
+        header += ("DEFINITION", "PODS", "NODES")
+    rows = [header, *(_list_row(v, output == "wide", now) for v in views)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)

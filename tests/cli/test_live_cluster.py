@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from server.app import create_app
 from server.cli.main import main
@@ -132,3 +133,17 @@ def test_wmap_get_equals_the_server_on_jobset_and_deployment_trees(k8s_control_p
     assert server == expected
     for kind in kinds:
         assert cli_list(kubeconfig, namespace, kind, capsys) == server[kind], kind
+    # Without -n, get and describe read the kubeconfig context's namespace, as kubectl does.
+    config = yaml.safe_load(kubeconfig.read_text())
+    current = next(c for c in config["contexts"] if c["name"] == config["current-context"])
+    current["context"]["namespace"] = namespace
+    in_context = tmp_path / "kubeconfig-in-namespace.yaml"
+    in_context.write_text(yaml.safe_dump(config))
+    assert main(["get", "jobset", "--kubeconfig", str(in_context), "-o", "name"]) == 0
+    assert capsys.readouterr().out == "jobset.jobset.x-k8s.io/train\n"
+    assert main(["describe", "jobset", "train", "--kubeconfig", str(in_context), "-o", "json"]) == 0
+    described = json.loads(capsys.readouterr().out)
+    # JobSet train: 2 Jobs x parallelism 2 = 4 pods (created by hand, none ready: no kubelet)
+    assert described["namespace"] == namespace and described["replicas"]["current"] == 4
+    assert main(["get", "jobset", "--kubeconfig", str(kubeconfig), "-o", "json"]) == 0  # no namespace: default
+    assert json.loads(capsys.readouterr().out)["count"] == 0

@@ -1,0 +1,66 @@
+"""The TYPE argument of ``wmap get``/``describe``: which definitions in force it names.
+
+A kind (case-insensitive, optionally plural), ``kind.group``, a definition name, or a
+catalog alias (``ray``, ``ksvc``, ``deploy``); as kubectl, a kind of a built-in API group
+wins over a CRD of the same kind.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from server.cli.inputs import EXIT_NO_DEFINITION, EXIT_USAGE
+from server.definitions.registry import DefinitionRegistry, Entry
+from server.errors import DefinitionNotFound
+
+
+def entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:
+    """Definitions in force for a TYPE argument.
+
+    By kind (singular or plural), ``kind.group`` or definition name; failing that, by
+    catalog alias (``Catalog.find``), mapped to the group/kind's definitions in force (so a
+    registered definition still wins).
+    """
+    w = wanted.strip().lower()
+    direct = [e for e in registry.entries()
+              if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),
+                       e.definition.name.lower())]
+    if direct:
+        return direct
+    try:
+        group_kind = registry.catalog.find(w).gvk.group_kind
+    except DefinitionNotFound:
+        return []
+    return [e for e in registry.entries() if e.gvk.group_kind == group_kind]
+
+
+def resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | int:
+    """The definitions ``wanted`` names, all of one group/kind, or an exit code (message on stderr).
+
+    Returns ``EXIT_NO_DEFINITION`` when none covers it, ``EXIT_USAGE`` when it is ambiguous.
+    """
+    entries = entries_for(registry, wanted)
+    if not entries:
+        print(f'error: no Karta definition covers "{wanted}"', file=sys.stderr)
+        return EXIT_NO_DEFINITION
+    if len({e.gvk.group_kind for e in entries}) > 1:
+        # as kubectl: a kind served by a built-in API group wins over a CRD of the same kind
+        # (`kubectl get job` is batch/v1 Job, not Volcano's batch.volcano.sh Job)
+        builtin = [e for e in entries if is_builtin_group(e.gvk.group)]
+        if len({e.gvk.group_kind for e in builtin}) == 1:
+            return builtin
+        names = ", ".join(sorted(f"{e.gvk.kind}.{e.gvk.group or 'core'}" for e in entries))
+        print(f'error: "{wanted}" matches more than one Karta definition, retry with one of: {names}',
+              file=sys.stderr)
+        return EXIT_USAGE
+    return entries
+
+
+def is_builtin_group(group: str) -> bool:
+    """True for the core group and Kubernetes' own API groups.
+
+    Those have no dot, or are a ``*.k8s.io`` group served by kube-apiserver itself such as
+    ``networking.k8s.io``; CRD groups are dotted domains.
+    """
+    return "." not in group or group in ("networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
+                                         "resource.k8s.io", "scheduling.k8s.io", "node.k8s.io")

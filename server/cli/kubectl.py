@@ -1,0 +1,194 @@
+"""kubectl's conventions for ``wmap get``/``describe``: AGE, label selectors, namespace.
+
+* AGE: ``HumanDuration`` of k8s.io/apimachinery ``pkg/util/duration`` (two units while
+  the figure is small, one unit beyond; thresholds in ``human_duration``).
+* Label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+  (equality-based ``a=b``, ``a==b``, ``a!=b``; set-based ``a in (x,y)``, ``a notin (x)``,
+  ``a``, ``!a``; requirements joined by ``,`` are ANDed).
+* Default namespace: the kubeconfig context's ``namespace``, else ``default``
+  (https://kubernetes.io/docs/reference/kubectl/#in-cluster-authentication-and-namespace-overrides;
+  in a pod, the service account's ``namespace`` file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from server.errors import InvalidRequest, ServerError
+from server.kube.api import KubeApi
+from server.kube.client import SA_DIR, KubeClient, connect, find_config_source
+from server.kube.errors import NETWORK, KubeApiError
+
+Requirement = Callable[[Mapping[str, str]], bool]
+
+_DAY, _YEAR = 24, 24 * 365
+CONNECT_TIMEOUT_S = 10.0
+
+
+class ClusterUnreachable(ServerError):
+    """The API server did not answer (connection refused, DNS failure, timeout)."""
+
+    code = "cluster_unreachable"
+
+
+async def connect_reachable(kubeconfig: str | None, context: str | None,
+                            timeout: float = CONNECT_TIMEOUT_S) -> KubeClient:
+    """A client whose API server answered ``GET /version`` within ``timeout`` seconds.
+
+    Any HTTP answer (even 401/403) counts as reachable; the informers report those.
+
+    Raises:
+        ClusterConfigError: no usable kubeconfig / service account.
+        ClusterUnreachable: a network error or no answer in time (the message names the host).
+    """
+    client = await connect(kubeconfig, context=context)
+    try:
+        await asyncio.wait_for(KubeApi(client).get_json("/version"), timeout)
+    except KubeApiError as exc:
+        if exc.status == NETWORK:
+            await client.close()
+            raise ClusterUnreachable(f"cannot reach the API server {client.host}: {exc.message or exc}") from None
+    except TimeoutError:
+        await client.close()
+        raise ClusterUnreachable(f"the API server {client.host} did not answer within {timeout:g}s") from None
+    return client
+
+
+def human_duration(seconds: float) -> str:
+    """The AGE column kubectl prints for a duration of ``seconds``.
+
+    Rule (apimachinery ``duration.HumanDuration``): below -1 s ``<invalid>``, -1 s ``0s``;
+    under 2 min seconds (``119s``); under 10 min minutes and seconds (``5m10s``, ``5m``);
+    under 3 h minutes (``125m``); under 8 h hours and minutes (``3h5m``); under 48 h hours;
+    under 8 days days and hours (``3d4h``); under 2 years days; under 8 years years and
+    days (``2y10d``); beyond, years.
+    """
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return _two(minutes, "m", s % 60, "s")
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        return _two(hours, "h", minutes % 60, "m")
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 8 * _DAY:
+        return _two(hours // _DAY, "d", hours % _DAY, "h")
+    if hours < 2 * _YEAR:
+        return f"{hours // _DAY}d"
+    if hours < 8 * _YEAR:
+        return _two(hours // _YEAR, "y", (hours // _DAY) % 365, "d")
+    return f"{hours // _YEAR}y"
+
+
+def _two(big: int, big_unit: str, small: int, small_unit: str) -> str:
+    return f"{big}{big_unit}" if small == 0 else f"{big}{big_unit}{small}{small_unit}"
+
+
+_SET = re.compile(r"^\s*(\S+)\s+(in|notin)\s+\(([^)]*)\)\s*$")
+_KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?)$")
+
+
+def parse_selector(text: str) -> list[Requirement]:
+    """The requirements of label selector ``text`` (all must hold).
+
+    Raises:
+        InvalidRequest: a requirement that is not one of the forms in the module docstring
+            (the message names ``-l`` and the requirement).
+    """
+    return [_requirement(part) for part in _split(text) if part.strip()]
+
+
+def _split(text: str) -> list[str]:
+    """Split on commas outside parentheses (``a in (x,y),b`` is two requirements)."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [*parts, current]
+
+
+def _requirement(part: str) -> Requirement:
+    found = _SET.match(part)
+    if found:
+        key, op, values = _key(found[1], part), found[2], {v.strip() for v in found[3].split(",")}
+        if op == "in":
+            return lambda labels: labels.get(key) in values
+        return lambda labels: labels.get(key) not in values
+    for op in ("!=", "==", "="):
+        if op in part:
+            key_text, _, value = part.partition(op)
+            key, value = _key(key_text, part), value.strip()
+            if op == "!=":
+                return lambda labels: labels.get(key) != value
+            return lambda labels: labels.get(key) == value
+    text = part.strip()
+    if text.startswith("!"):
+        key = _key(text[1:], part)
+        return lambda labels: key not in labels
+    key = _key(text, part)
+    return lambda labels: key in labels
+
+
+def _key(text: str, part: str) -> str:
+    key = text.strip()
+    if not _KEY.match(key):
+        raise InvalidRequest(f"-l/--selector: invalid requirement {part.strip()!r}: {key!r} is not a label key")
+    return key
+
+
+def matches(requirements: list[Requirement], labels: Mapping[str, str] | None) -> bool:
+    """True when ``labels`` satisfy every requirement (no requirement: everything matches)."""
+    return all(req(labels or {}) for req in requirements)
+
+
+def default_namespace(kubeconfig: str | None = None, context: str | None = None,
+                      environ: Mapping[str, str] | None = None, sa_dir: Path = SA_DIR) -> str:
+    """The namespace kubectl uses when ``-n`` is not given.
+
+    The chosen context's ``namespace`` in the kubeconfig (first file of ``$KUBECONFIG`` that
+    defines the context wins, as in client-go's merge), the service account's namespace in a
+    pod, else ``default``. An unreadable kubeconfig yields ``default`` (connecting reports it).
+    """
+    source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir)
+    if source is None:
+        return "default"
+    if source.kind == "in-cluster":
+        try:
+            return (source.sa_dir / "namespace").read_text(encoding="utf-8").strip() or "default"
+        except OSError:
+            return "default"
+    configs = [_load(p) for p in source.path.split(os.pathsep) if p]
+    name = context or next((c.get("current-context") for c in configs if c.get("current-context")), None)
+    for config in configs:
+        for entry in config.get("contexts") or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                return str((entry.get("context") or {}).get("namespace") or "default")
+    return "default"
+
+
+def _load(path: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}

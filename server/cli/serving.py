@@ -1,0 +1,47 @@
+"""Start-up failures of ``wmap serve`` as one line instead of a logged traceback.
+
+Starlette reports an exception of the application's lifespan start-up to the ASGI server
+as ``lifespan.startup.failed`` carrying the formatted traceback, which uvicorn logs
+(ASGI lifespan spec: https://asgi.readthedocs.io/en/latest/specs/lifespan.html). The
+wrapper keeps the exception's one-line text for the CLI and sends the message empty, so
+uvicorn logs only "Application startup failed".
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+Message = MutableMapping[str, Any]
+Send = Callable[[Message], Awaitable[None]]
+Receive = Callable[[], Awaitable[Message]]
+ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+
+
+class StartupFailure:
+    """An ASGI wrapper recording why the wrapped application's start-up failed.
+
+    Attributes:
+        error: ``"ExceptionType: message"`` of the start-up failure ("" while none).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.error = ""
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        """Pass every scope through; rewrite ``lifespan.startup.failed``."""
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def quiet_send(message: Message) -> None:
+            if message.get("type") == "lifespan.startup.failed":
+                exc = sys.exc_info()[1]  # sent from inside the application's except block
+                self.error = f"{type(exc).__name__}: {exc}" if exc is not None else str(message.get("message", ""))
+                self.error = self.error.strip().splitlines()[-1] if self.error.strip() else "start-up failed"
+                message = {**message, "message": ""}
+            await send(message)
+
+        await self.app(scope, receive, quiet_send)
