@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server.cli.inputs import (
     EXIT_BROKEN_PIPE,
@@ -43,6 +44,10 @@ from server.definitions.catalog import load_catalog
 from server.definitions.load import check_definition
 from server.errors import InvalidDefinition, InvalidRequest, ServerError
 
+if TYPE_CHECKING:
+    from server.definitions.registry import DefinitionRegistry
+    from server.resolution import WorkloadView
+
 DISTRIBUTION = "workload-map-server"
 
 def cmd_describe(args: argparse.Namespace) -> int:
@@ -60,8 +65,32 @@ def cmd_describe(args: argparse.Namespace) -> int:
         print(f"error: no workload in {shown(args.file)} is covered by a definition "
               "(`wmap catalog` lists the covered types)", file=sys.stderr)
         return EXIT_NO_DEFINITION
+    if args.target:
+        kept = _select(registry, views, args.target, args.name)
+        if isinstance(kept, int):
+            return kept
+        views = kept
     print(render(views, args.output))
     return EXIT_OK
+
+
+def _select(registry: DefinitionRegistry, views: list[WorkloadView], target: str,
+            name: str | None) -> list[WorkloadView] | int:
+    """The views a ``describe -f`` TYPE[/NAME] (or TYPE NAME) keeps, or an exit code (message on stderr)."""
+    from server.cli.kinds import resolve_kind
+
+    kind, _, slash_name = target.partition("/")
+    wanted = name or slash_name
+    entries = resolve_kind(registry, kind)
+    if isinstance(entries, int):
+        return entries
+    group_kind = entries[0].gvk.group_kind
+    kept = [v for v in views if (v.group, v.kind) == group_kind and (not wanted or v.name == wanted)]
+    if not kept:
+        named = f" named {wanted!r}" if wanted else ""
+        print(f"error: no {group_kind[1]}{named} in the files", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    return kept
 
 
 def validate_paths(paths: Sequence[str]) -> list[str]:

@@ -145,6 +145,10 @@ def test_describe_type_name_agrees_with_get_on_namespaces(two_jobsets: Path,
     assert get(capsys, "describe", "jobset/eval", "eval", *snap)[0] == 2
     code, out, _ = get(capsys, "describe", "-f", str(two_jobsets), "-n", "other", "-o", "json")
     assert code == 0 and json.loads(out)["name"] == "eval"  # one view: a bare object
+    code, out, _ = get(capsys, "describe", "-f", str(two_jobsets), "jobset", "train", "-o", "json")
+    assert code == 0 and json.loads(out)["namespace"] == "ml"  # -f with TYPE NAME keeps that workload
+    assert get(capsys, "describe", "-f", str(two_jobsets), "jobset/nope")[0] == 3
+    assert get(capsys, "describe", "-f", str(two_jobsets), "rayjob")[0] == 3  # covered type, none in the files
 
 
 def wmap(*args: str, exe: str = "wmap") -> subprocess.CompletedProcess[str]:
