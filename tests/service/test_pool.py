@@ -53,7 +53,7 @@ def test_a_looping_resolution_is_ended_at_its_budget_and_the_worker_replaced() -
         # the worker recorded the C-jq expression it was running when it was ended
         assert looped.status == "timeout" and looped.error == (
             f"resolution exceeded its 1 s budget while evaluating jq expression {LOOP_PATH!r}")
-        assert 1.0 <= at - started < 3.0  # the 1 s budget plus dispatch slack
+        assert 1.0 <= at - started < 6.0  # ended at the 1 s budget, not before (loose upper bound for loaded CI)
         assert got.outcomes["uid-n-b"][1].view.phase is Phase.RUNNING  # .status.p absent -> "up" -> Running
         assert got.outcomes["uid-n-c"][1].view.phase is Phase.INITIALIZING  # "wait" -> Initializing
         assert pool.timeouts == 1 and pool.replaced == 1
