@@ -383,6 +383,12 @@ class Role:
         """Instance id."""
         return self.view.instance.id if self.view.instance is not None else ""
 
+    @strawberry.field(description="Name of the definition the role comes from: the workload's, or for a nested "
+                                  "child's role (a TrainJob's JobSet, an AppWrapper's PyTorchJob) the child's.")
+    def definition(self) -> str:
+        """Definition name."""
+        return self.view.component.definition
+
     @strawberry.field
     def kind(self) -> str:
         """Kind of the role's objects."""

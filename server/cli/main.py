@@ -41,6 +41,7 @@ from server.cli.inputs import (
 from server.config import default_catalog_dir
 from server.definitions import load_documents
 from server.definitions.catalog import load_catalog
+from server.definitions.extensions import extensions_of
 from server.definitions.load import check_definition
 from server.errors import InvalidDefinition, InvalidRequest, ServerError
 
@@ -135,6 +136,9 @@ def _validate_file(path: str, several: bool) -> int:
         if definition is not None:
             where = f" in {source}" if several else ""
             print(f"OK: {definition.name} is a valid Karta definition (GVK: {definition.gvk}){where}")
+            used = extensions_of(definition).names()
+            if used:
+                print(f"  extensions: {', '.join(used)} (docs/definition-format.md section 12)")
             continue
         status = EXIT_FAIL
         print(f"INVALID: {name}")

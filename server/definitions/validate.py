@@ -27,6 +27,7 @@ from typing import Iterator
 
 from server.definitions.model import Component, Definition
 from server.definitions.names import dns_label_problem, dns_subdomain_problem, label_key_problem, label_value_problem
+from server.definitions.extensions import extension_problems
 from server.errors import Problem
 from server.jq import check_expression
 
@@ -45,6 +46,7 @@ def validate_definition(definition: Definition) -> list[Problem]:
         problems += _cycles(definition)
     problems += _gang_rules(definition)
     problems += _jq_rules(definition)
+    problems += extension_problems(definition)
     return problems
 
 

@@ -170,6 +170,10 @@ class Attributor:
         pod.component, pod.instance = component.name, instance
         pod.replica_key = self._replica_key(component, doc)
 
+    def claimant(self, doc: Document) -> Component | None:
+        """The pod-bearing component whose type selector claims ``doc`` (rule 2), or None."""
+        return self._claim(doc)
+
     def _claim(self, doc: Document) -> Component | None:
         for component in self.leaves:
             selector = component.pod_selector.type_selector if component.pod_selector else None

@@ -30,8 +30,9 @@ from server.definitions.model import Component, Definition
 from server.definitions.phases import Phase, primary_phase
 from server.errors import JqError
 from server.jq import Document
+from server.gvk import GVK
 from server.owners import controller_uid, cycle_message, owner_chain, uid_of
-from server.resolution import extract
+from server.resolution import extract, nesting
 from server.resolution.dra import ClaimSources
 from server.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
 from server.resolution.gangs import SubtreeScale, gang_groups
@@ -154,7 +155,8 @@ def _is_empty(view: ComponentView) -> bool:
 def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]] = (),
             pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
             policy: GpuPolicy = DEFAULT_GPU_POLICY, claims: Sequence[Mapping[str, Any]] = (),
-            claim_templates: Sequence[Mapping[str, Any]] = ()) -> WorkloadView:
+            claim_templates: Sequence[Mapping[str, Any]] = (), nested: nesting.Nested | None = None,
+            skip: nesting.Skip = frozenset()) -> WorkloadView:
     """Resolve ``root`` into its view.
 
     Args:
@@ -168,16 +170,46 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         claims: ResourceClaims (``resource.k8s.io/v1``) of the workload's namespace that
             its pods may name (``server.resolution.dra.claim_inputs`` gathers them).
         claim_templates: ResourceClaimTemplates of that namespace.
+        nested: definitions of the nested children's GVKs (``nesting.nested_definitions``);
+            used only when ``definition`` opts in (``workload-map.run.ai/nested``).
+        skip: (component, instance) left out (instances an outer workload overrides).
 
     Returns:
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
     """
+    inputs: dict[str, Any] = {"objects": objects, "origin": origin, "policy": policy, "claims": claims,
+                              "claim_templates": claim_templates}
+    children = nesting.nested_children(definition, root, objects, nested or {})
+    used = nesting.outer_definition(definition, children)
+    view = _resolve_one(used, root, pods=pods, skip=skip, **inputs)
+    claimed = {p.uid for c in view.all_components() for p in c.pods}
+    at = nesting.insertion_index(definition, used, view)
+    if used is not definition:
+        view.gangs = []
+    for child in children:
+        inner = (nested or {})[GVK.of(child)]
+        mine = nesting.child_pods(child, objects, pods)
+        inner_used, inner_skip = nesting.inner_definition(
+            inner, nesting.overridden(used, inner, child, mine, claimed), child)
+        at = nesting.fold(view, resolve(inner_used, child, pods=[p for p in mine if uid_of(p) not in claimed],
+                                        nested=nested, skip=inner_skip, **inputs), at,
+                          gangs=used is not definition)
+    return view
+
+
+def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]],
+                 pods: Sequence[Mapping[str, Any]], origin: str, policy: GpuPolicy,
+                 claims: Sequence[Mapping[str, Any]], claim_templates: Sequence[Mapping[str, Any]],
+                 skip: nesting.Skip) -> WorkloadView:
+    """One workload through one definition (no nesting); arguments as :func:`resolve`."""
     errors: list[ResolutionError] = []
     _owner_cycle(root, objects, errors)
     doc = Document(root)
     status = _status(definition, doc, errors)
     component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
     extracted = {c.name: _extract(c, doc, component_errors[c.name]) for c in definition.components}
+    if skip:
+        extracted = {n: _without_instances(n, e, skip) for n, e in extracted.items()}
     pod_docs: dict[str, Document] = {}
     attributor = Attributor(definition, {n: e.ids for n, e in extracted.items()}, errors)
     rows: list[PodView] = []
@@ -196,6 +228,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         mine = [p for p in rows if p.component == component.name]
         views[component.name] = _component_view(component, extracted[component.name], mine,
                                                 component_errors[component.name], errors, dra)
+        views[component.name].definition = definition.name
     dra.report(errors)
     for component in reversed(definition.children):
         view = views[component.name]
@@ -231,6 +264,16 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         unattributed=[p for p in rows if p.component is None], replicas=replicas, requests=spec_total,
         gpu=GpuFigures(dict(spec_total), requested, allocated, {SPEC: spec_unknown, PODS: unknown}),
         gangs=gang_groups(definition, subtree, rows, pod_docs), errors=errors, policy=policy)
+
+
+def _without_instances(name: str, ex: _Extracted, skip: nesting.Skip) -> _Extracted:
+    """``ex`` without the instances of component ``name`` listed in ``skip``."""
+    keep = [i for i, instance_id in enumerate(ex.ids) if (name, instance_id) not in skip]
+    if len(keep) == len(ex.ids):
+        return ex
+    out = _Extracted([ex.ids[i] for i in keep], [ex.scales[i] for i in keep], [])
+    out.specs, out.annotations = [ex.specs[i] for i in keep], [ex.annotations[i] for i in keep]
+    return out
 
 
 def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],

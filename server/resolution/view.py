@@ -217,6 +217,8 @@ class ComponentView:
     #: Shared ResourceClaims the pod templates name: (namespace, name) -> (demand, None);
     #: added once to ``requests`` here and once per workload.
     shared_claims: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: Name of the definition the component comes from (the workload's, or a nested child's).
+    definition: str = ""
 
     @property
     def nodes(self) -> list[str]:
@@ -283,11 +285,15 @@ class RoleView:
         return GpuFigures(spec, pods, allocated)
 
     def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
-        """JSON shape ``{name, component, instance, kind, parent, replicas, podResources, gpu, pods, nodes}``."""
+        """JSON shape of a role (``definition``: a nested child's for folded roles).
+
+        Keys: ``{name, component, instance, definition, kind, parent, replicas, podResources, gpu, pods, nodes}``.
+        """
         per_pod = self.instance.pod_requests if self.instance is not None else (
             self.component.instances[0].pod_requests if self.component.instances else {})
         return {"name": self.name, "component": self.component.name,
                 "instance": self.instance.id if self.instance is not None else "",
+                "definition": self.component.definition,
                 "kind": self.component.kind, "parent": self.component.parent,
                 "replicas": self.replicas.to_dict(), "podResources": resources_dict(per_pod, policy),
                 "gpu": self.gpu.to_dict(policy), "pods": [p.name for p in self.pods],

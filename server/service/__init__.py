@@ -25,12 +25,14 @@ import atexit
 import logging
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from server.definitions.model import Definition
 from server.definitions.registry import DefinitionRegistry, Entry
 from server.errors import WorkloadNotFound
 from server.gvk import GVK
 from server.kube.reader import Reader
 from server import owners
 from server.resolution.dra import claim_inputs
+from server.resolution.nesting import nested_definitions
 from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from server.resolution.resolver import failed_view
 from server.service.feed import ChangeFeed, Subscriber, ViewChange
@@ -126,7 +128,13 @@ class WorkloadService:
         if dra["claims"]:
             named = _claim_names(pods)
             dra["claims"] = [c for c in dra["claims"] if c.get("metadata", {}).get("name") in named]
-        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy, **dra}
+        nested = nested_definitions(entry.definition, objects, self._definition_of)
+        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy,
+                **dra, **({"nested": nested} if nested else {})}
+
+    def _definition_of(self, obj: Mapping[str, Any]) -> Definition | None:
+        entry = self.entry_for(obj)
+        return entry.definition if entry is not None else None
 
     # top-level set
 

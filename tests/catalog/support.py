@@ -20,8 +20,10 @@ import yaml
 
 from server.definitions.catalog import Catalog, load_catalog
 from server.definitions.model import Definition
+from server.definitions.registry import DefinitionRegistry
 from server.gvk import GVK
 from server.resolution import WorkloadView, resolve
+from server.resolution.nesting import nested_definitions
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG_DIR = REPO / "catalog"
@@ -72,11 +74,19 @@ def resolve_objects(defn: Definition, docs: list[dict[str, Any]]) -> WorkloadVie
 
     Every other object is passed as a possible owner-chain member (``objects``, pods included:
     a LeaderWorkerSet leader pod owns its group's worker StatefulSet) and every pod as a
-    candidate pod.
+    candidate pod; nested children are resolved through their catalog definitions (as
+    ``WorkloadService.inputs`` does).
     """
     root = next(d for d in docs if GVK.of(d) == defn.gvk)
     others = [d for d in docs if d is not root]
-    return resolve(defn, root, objects=others, pods=[d for d in others if is_pod(d)])
+    nested = nested_definitions(defn, others, catalog_definition)
+    return resolve(defn, root, objects=others, pods=[d for d in others if is_pod(d)], nested=nested)
+
+
+def catalog_definition(obj: dict[str, Any]) -> Definition | None:
+    """The catalog definition for ``obj``'s GVK (same group/kind as a fallback), as the server picks it."""
+    entry = DefinitionRegistry(catalog()).lookup(GVK.of(obj))
+    return entry.definition if entry is not None else None
 
 
 def resolve_fixture(slug: str, state: str) -> WorkloadView:

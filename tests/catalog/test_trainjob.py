@@ -1,9 +1,11 @@
 """TrainJob (trainer.kubeflow.org/v1alpha1): expected views of the fixture states, worked out by hand.
 
-Rules used (Trainer v2.1): pods = trainer.numNodes; per-node resources = trainer.resourcesPerNode.
-The pods belong to the JobSet the TrainJob owns (TrainJob -> JobSet -> Job -> Pod), labelled
-trainer.kubeflow.org/trainjob-ancestor-step=trainer. What the runtime supplies cannot be read
-from the TrainJob: requestedBySpec is 0 then, the pods' figures are still counted.
+Rules used (Trainer v2.1): the TrainJob is rendered with its runtime into one JobSet it owns
+(TrainJob -> JobSet -> Job -> Pod). With nesting (``workload-map.run.ai/nested``) that JobSet
+is read through the JobSet definition: roles are its replicated jobs (``node``), per-node
+resources are what the controller copied in (the TrainJob's resourcesPerNode, else the
+runtime's). Before the JobSet exists the ``trainer`` stand-in reads numNodes x
+resourcesPerNode from the TrainJob itself.
 """
 
 from __future__ import annotations
@@ -19,19 +21,22 @@ from tests.catalog.support import FIXTURES, Case, assert_case, catalog, definiti
 
 SLUG = "trainer-kubeflow-org-trainjob-v1alpha1"
 JOBSET = "jobset-x-k8s-io-jobset-v1alpha2"
-ONE = {"trainer": [""]}
+ONE = {"replicatedjob": ["node"]}
 
+# Changed on purpose with nesting: the role was the TrainJob's stand-in ``trainer``; it is now
+# the JobSet's replicated job ``node`` (definition jobset-x-k8s-io-jobset-v1alpha2).
 CASES = [
-    # numNodes 2 x resourcesPerNode 8 GPUs = 16; both node pods ready (jobsStatus ready 1 -> Running).
-    Case("running", "Running", ("Running",), {"trainer": (2, 2, 2)}, ONE, (2, 2, 2), (16, 16, 16)),
-    # spec.suspend + Suspended=True: no pods; the demand stays (2 nodes, 16 GPUs).
-    Case("suspended", "Suspended", ("Suspended",), {"trainer": (2, 0, 0)}, ONE, (2, 0, 0), (16, 0, 0)),
+    # JobSet node: parallelism 2 x 8 GPUs = 16; both node pods ready (jobsStatus ready 1 -> Running).
+    Case("running", "Running", ("Running",), {"node": (2, 2, 2)}, ONE, (2, 2, 2), (16, 16, 16)),
+    # spec.suspend + Suspended=True: the suspended JobSet keeps the demand (2 pods x 8 GPUs = 16), no pods.
+    Case("suspended", "Suspended", ("Suspended",), {"node": (2, 0, 0)}, ONE, (2, 0, 0), (16, 0, 0)),
     # Complete=True: both pods Succeeded, nothing live.
-    Case("completed", "Completed", ("Completed",), {"trainer": (2, 0, 0)}, ONE, (2, 0, 0), (16, 0, 0)),
-    # numNodes 3, no resourcesPerNode (the runtime's 4 GPUs per node): spec side 0 (not readable);
-    # 3 live pods x 4 = 12 requested by pods; 2 on nodes x 4 = 8 allocated; none ready.
-    Case("initializing-runtime-resources", "Initializing", ("Initializing",), {"trainer": (3, 3, 0)}, ONE,
-         (3, 3, 0), (0, 12, 8)),
+    Case("completed", "Completed", ("Completed",), {"node": (2, 0, 0)}, ONE, (2, 0, 0), (16, 0, 0)),
+    # numNodes 3, no resourcesPerNode: the runtime's 4 GPUs per node reach the JobSet, so the spec
+    # side is now 3 x 4 = 12 (was 0 without nesting); 3 live pods x 4 = 12 requested by pods; 2 on
+    # nodes x 4 = 8 allocated; none ready.
+    Case("initializing-runtime-resources", "Initializing", ("Initializing",), {"node": (3, 3, 0)}, ONE,
+         (3, 3, 0), (12, 12, 8)),
 ]
 
 

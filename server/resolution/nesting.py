@@ -1,0 +1,224 @@
+"""Nested workloads: a child object of a type with its own definition, folded into the parent.
+
+Opt-in through the ``workload-map.run.ai/nested`` extension (``server.definitions.extensions``;
+docs/definition-format.md, "Extensions"). Rules:
+
+1. The nested children of a workload are its descendants (controller chain reaches the
+   root) of a listed (group, kind) whose definition is given in ``nested``; only the
+   outermost ones (a RayCluster under a nested RayJob is the RayJob's business).
+2. While at least one nested child exists the outer ``nested-standin`` components are left
+   out of the outer resolution (their pods and demand become the inner definition's).
+3. The other outer components claim pods first. An inner instance whose pods an outer
+   component claims, or, without pods, whose pod template an outer component's type
+   selector matches, is overridden: it is left out of the inner view with its demand.
+4. Each child is resolved through its own definition (recursively) on the pods the outer
+   components left; its components join the outer view (``definition`` on each says
+   whose they are), its desired pods and spec-side figures are added to the outer
+   totals. The pods are the outer workload's already: requested-by-pods and allocated are
+   not added again, so every pod and every demand is counted once.
+5. Gang groups are the outer definition's; while stand-ins are left out they are the nested
+   children's instead (the outer gang named the stand-ins).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+from server.definitions.extensions import extensions_of
+from server.definitions.model import Component, Definition
+from server.errors import JqError
+from server.gvk import GVK
+from server.jq import Document, compile_program
+from server.owners import owner_chain, uid_of
+from server.resolution import extract
+from server.resolution.figures import SPEC
+from server.resolution.pods import Attributor, pod_view, reaches_root, workload_pods
+from server.resolution.resources import add_into
+from server.resolution.view import ComponentView, ResolutionError, WorkloadView
+
+#: Nested definitions keyed by the child object's GVK.
+Nested = Mapping[GVK, Definition]
+Skip = frozenset[tuple[str, str]]
+
+
+def _gvk(obj: Mapping[str, Any]) -> GVK | None:
+    try:
+        return GVK.of(obj)
+    except ValueError:
+        return None
+
+
+def nested_definitions(definition: Definition, objects: Sequence[Mapping[str, Any]],
+                       lookup: Callable[[Mapping[str, Any]], Definition | None]) -> dict[GVK, Definition]:
+    """The definitions ``resolve(nested=...)`` needs for ``definition``'s workload.
+
+    Args:
+        definition: the outer definition.
+        objects: the workload's descendants.
+        lookup: the definition in force for an object, or None.
+
+    Returns:
+        GVK of each nested child present (also of nested children of nested children) ->
+        its definition; empty when the outer definition does not use the extension.
+    """
+    wanted = set(extensions_of(definition).nested)
+    out: dict[GVK, Definition] = {}
+    while wanted:
+        found: set[tuple[str, str]] = set()
+        for obj in objects:
+            gvk = _gvk(obj)
+            if gvk is None or gvk in out or gvk.group_kind not in wanted:
+                continue
+            inner = lookup(obj)
+            if inner is not None and inner.gvk.group_kind == gvk.group_kind:
+                out[gvk] = inner
+                found |= set(extensions_of(inner).nested)
+        wanted = found - {g.group_kind for g in out}
+    return out
+
+
+def nested_children(definition: Definition, root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
+                    nested: Nested) -> list[Mapping[str, Any]]:
+    """The outermost nested children of ``root`` (rule 1), sorted by kind and name."""
+    kinds = set(extensions_of(definition).nested)
+    root_uid = uid_of(root)
+    if not kinds or not nested or not root_uid:
+        return []
+    by_uid = {uid_of(o): o for o in objects}
+    by_uid[root_uid] = root
+    found = [o for o in objects if (g := _gvk(o)) is not None and g in nested and g.group_kind in kinds
+             and reaches_root(o, root_uid, by_uid)]
+    uids = {uid_of(o) for o in found}
+    outermost = [o for o in found if not uids & set(owner_chain(o, by_uid.get).uids())]
+    return sorted(outermost, key=lambda o: (str(o.get("kind")), str(o.get("metadata", {}).get("name"))))
+
+
+def without(definition: Definition, names: set[str]) -> Definition:
+    """``definition`` without the child components ``names`` that own no other component."""
+    drop = {n for n in names if not definition.children_of(n)}
+    if not drop:
+        return definition
+    return dataclasses.replace(definition, children=tuple(c for c in definition.children if c.name not in drop))
+
+
+def outer_definition(definition: Definition, children: Sequence[Mapping[str, Any]]) -> Definition:
+    """The outer definition in use: stand-ins left out while a nested child exists (rule 2)."""
+    standin = set(extensions_of(definition).standin)
+    return without(definition, standin) if children and standin else definition
+
+
+def _instance_ids(definition: Definition, doc: Document) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = {}
+    for component in definition.components:
+        try:
+            ids[component.name] = extract.instance_ids(component, doc)
+        except (extract.ExtractionError, JqError):
+            ids[component.name] = [""]
+    return ids
+
+
+def _templates(component: Component, ids: list[str], doc: Document) -> list[dict[str, Any]]:
+    """A pod-like ``{metadata, spec}`` per instance from the pod template ({} when none)."""
+    spec = component.spec
+    try:
+        if spec is not None and spec.pod_template_spec_path:
+            outs = compile_program(spec.pod_template_spec_path).all(doc)
+            return [o if isinstance(o, dict) else {} for o in outs] if len(outs) == len(ids) else []
+        if spec is not None and spec.pod_spec_path and spec.metadata_path:
+            metas = compile_program(spec.metadata_path).all(doc)
+            return [{"metadata": m} if isinstance(m, dict) else {} for m in metas] if len(metas) == len(ids) else []
+    except JqError:
+        return []
+    return []
+
+
+def overridden(outer: Definition, inner: Definition, child: Mapping[str, Any],
+               child_pods: Sequence[Mapping[str, Any]], claimed: set[str]) -> Skip:
+    """(component, instance) of ``inner`` that outer components override (rule 3)."""
+    doc = Document(child)
+    ids = _instance_ids(inner, doc)
+    inner_claims = Attributor(inner, ids, [])
+    outer_claims = Attributor(outer, {}, [])
+    out: set[tuple[str, str]] = set()
+    with_pods: set[tuple[str, str]] = set()
+    for raw in child_pods:
+        row = pod_view(raw, [])
+        inner_claims.attribute(row, Document(raw))
+        if row.component is not None:
+            key = (row.component, row.instance or "")
+            with_pods.add(key)
+            if row.uid in claimed:
+                out.add(key)
+    for component in inner_claims.leaves:
+        templates = _templates(component, ids[component.name], doc)
+        for instance, template in zip(ids[component.name], templates):
+            key = (component.name, instance)
+            if key not in with_pods and template and outer_claims.claimant(Document(template)) is not None:
+                out.add(key)
+    return frozenset(out)
+
+
+def inner_definition(inner: Definition, skip: Skip, child: Mapping[str, Any]) -> tuple[Definition, Skip]:
+    """``inner`` without the components all of whose instances are overridden, and the rest of ``skip``."""
+    ids = _instance_ids(inner, Document(child))
+    whole = {name for name, instances in ids.items() if all((name, i) in skip for i in instances)}
+    used = without(inner, whole)
+    dropped = {c.name for c in inner.children} - {c.name for c in used.children}
+    return used, frozenset(k for k in skip if k[0] not in dropped)
+
+
+def _mark(components: Sequence[ComponentView], name: str) -> None:
+    for component in components:
+        component.definition = component.definition or name
+        _mark(component.children, name)
+
+
+def _emptied(component: ComponentView) -> bool:
+    """A pod-bearing component all of whose instances were overridden (rule 3)."""
+    return component.has_pod_definition and not component.instances and not component.children
+
+
+def insertion_index(definition: Definition, used: Definition, view: WorkloadView) -> int:
+    """Where nested roles go among ``view.components``: in place of the stand-ins, else last."""
+    order = [c.name for c in definition.components]
+    gone = [n for n in order if n not in {c.name for c in used.components}]
+    if not gone:
+        return len(view.components)
+    first = order.index(gone[0])
+    return sum(1 for c in view.components if c.name in order and order.index(c.name) < first)
+
+
+def fold(view: WorkloadView, inner: WorkloadView, at: int, *, gangs: bool) -> int:
+    """Fold the inner view of a nested child into ``view`` at component index ``at`` (rule 4).
+
+    ``gangs``: take the child's gang groups (the stand-ins the outer gang named are left out,
+    so the child's pod group is the one its pods are scheduled in).
+
+    Returns:
+        The index after the folded components (where the next nested child goes).
+    """
+    kept = [c for c in inner.components if not _emptied(c)]
+    _mark(kept, inner.definition)
+    view.components[at:at] = kept
+    attributed = {p.uid or p.name for c in inner.all_components() for p in c.pods}
+    view.unattributed = [p for p in view.unattributed if (p.uid or p.name) not in attributed]
+    view.replicas.desired += inner.replicas.desired
+    add_into(view.requests, inner.requests)
+    add_into(view.gpu.spec, inner.gpu.spec)
+    view.gpu.unknown.setdefault(SPEC, set()).update(inner.gpu.unknown.get(SPEC, set()))
+    view.gangs.extend(inner.gangs if gangs else ())
+    label = f"{inner.kind}/{inner.name}"
+    view.errors.extend(ResolutionError(f"{label}: {e.message}", e.component, e.field, e.expression)
+                       for e in inner.errors)
+    return at + len(kept)
+
+
+def child_pods(child: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
+               pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Pods among ``pods`` whose controller chain reaches ``child``."""
+    return workload_pods(child, objects, pods)
+
+
+__all__ = ["Nested", "Skip", "child_pods", "fold", "inner_definition", "insertion_index", "nested_children", "nested_definitions",
+           "outer_definition", "overridden", "without"]
