@@ -9,8 +9,10 @@ docs/definition-format.md, "Extensions"). Rules:
 2. While at least one nested child exists the outer ``nested-standin`` components are left
    out of the outer resolution (their pods and demand become the inner definition's).
 3. The other outer components claim pods first. An inner instance whose pods an outer
-   component claims, or, without pods, whose pod template an outer component's type
-   selector matches, is overridden: it is left out of the inner view with its demand.
+   component claims, or, without pods, whose would-be pod an outer component claims, is
+   overridden: it is left out of the inner view with its demand. The would-be pod is the
+   instance's pod template metadata plus the labels the inner component's own type selector
+   requires (``spark-role: driver``), which the operator sets on every such pod.
 4. Each child is resolved through its own definition (recursively) on the pods the outer
    components left; its components join the outer view (``definition`` on each says
    whose they are), its desired pods and spec-side figures are added to the outer
@@ -23,6 +25,7 @@ docs/definition-format.md, "Extensions"). Rules:
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable, Mapping, Sequence
 
 from server.definitions.extensions import extensions_of
@@ -118,19 +121,46 @@ def _instance_ids(definition: Definition, doc: Document) -> dict[str, list[str]]
     return ids
 
 
-def _templates(component: Component, ids: list[str], doc: Document) -> list[dict[str, Any]]:
-    """A pod-like ``{metadata, spec}`` per instance from the pod template ({} when none)."""
+_LABEL_PATH = re.compile(r'^\.metadata\.labels(?:\["([^"]+)"\]|\.([A-Za-z_][A-Za-z0-9_]*))$')
+
+
+def _implied_labels(component: Component) -> dict[str, str]:
+    """Labels every pod of ``component`` carries by its own type selector.
+
+    Those are its ``matchLabels`` and a ``.metadata.labels["k"]`` keyPath with a value.
+    """
+    selector = component.pod_selector.type_selector if component.pod_selector else None
+    if selector is None:
+        return {}
+    labels = dict(selector.match_labels or ())
+    match = _LABEL_PATH.match(selector.key_path or "")
+    if match and selector.value is not None:
+        labels[match.group(1) or match.group(2)] = selector.value
+    return labels
+
+
+def _metadata(component: Component, ids: list[str], doc: Document) -> list[dict[str, Any]]:
+    """The pod template ``metadata`` of each instance ({} where none can be read)."""
     spec = component.spec
+    path = (spec.pod_template_spec_path or spec.metadata_path) if spec is not None else None
     try:
-        if spec is not None and spec.pod_template_spec_path:
-            outs = compile_program(spec.pod_template_spec_path).all(doc)
-            return [o if isinstance(o, dict) else {} for o in outs] if len(outs) == len(ids) else []
-        if spec is not None and spec.pod_spec_path and spec.metadata_path:
-            metas = compile_program(spec.metadata_path).all(doc)
-            return [{"metadata": m} if isinstance(m, dict) else {} for m in metas] if len(metas) == len(ids) else []
+        outs = compile_program(path).all(doc) if path else []
     except JqError:
-        return []
-    return []
+        outs = []
+    if spec is not None and spec.pod_template_spec_path:
+        outs = [o.get("metadata") if isinstance(o, dict) else None for o in outs]
+    return [o if isinstance(o, dict) else {} for o in outs] if len(outs) == len(ids) else [{} for _ in ids]
+
+
+def _pseudo_pods(component: Component, ids: list[str], doc: Document) -> list[dict[str, Any]]:
+    """A pod-like ``{metadata}`` per instance: its template's metadata plus the implied labels."""
+    implied = _implied_labels(component)
+    out = []
+    for meta in _metadata(component, ids, doc):
+        found = meta.get("labels")
+        labels: dict[str, Any] = found if isinstance(found, dict) else {}
+        out.append({"metadata": {**meta, "labels": {**labels, **implied}}})
+    return out
 
 
 def overridden(outer: Definition, inner: Definition, child: Mapping[str, Any],
@@ -151,10 +181,9 @@ def overridden(outer: Definition, inner: Definition, child: Mapping[str, Any],
             if row.uid in claimed:
                 out.add(key)
     for component in inner_claims.leaves:
-        templates = _templates(component, ids[component.name], doc)
-        for instance, template in zip(ids[component.name], templates):
+        for instance, pseudo in zip(ids[component.name], _pseudo_pods(component, ids[component.name], doc)):
             key = (component.name, instance)
-            if key not in with_pods and template and outer_claims.claimant(Document(template)) is not None:
+            if key not in with_pods and outer_claims.claimant(Document(pseudo)) is not None:
                 out.add(key)
     return frozenset(out)
 

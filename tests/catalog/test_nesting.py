@@ -243,3 +243,23 @@ def test_without_the_nested_definitions_the_stand_ins_read() -> None:
     view = resolve(definition(APPWRAPPER), docs[0], objects=docs[1:], pods=[d for d in docs if is_pod(d)])
     assert [r.name for r in view.roles()] == ["pods"]
     assert view.to_dict()["gpu"]["requestedBySpec"] == 0
+
+
+@pytest.mark.parametrize(("slug", "state", "gpu"), [
+    # The same states with every pod removed (the child exists, its pods not yet): the inner
+    # instances have no pod to be claimed, so the outer components claim their would-be pods
+    # (template labels + the labels the inner selector requires). Spec side as above, nothing by pods.
+    pytest.param(NIMSERVICE, "running-multinode", 16, id="nimservice-lws"),
+    pytest.param(NIMSERVICE, "running", 8, id="nimservice-deployment"),
+    pytest.param(LLMISVC, "running", 4, id="llminferenceservice-deployment"),
+    pytest.param(LLMISVC, "running-multinode", 16, id="llminferenceservice-lws"),
+    pytest.param(CRONJOB, "running", 4, id="cronjob-job"),
+    # spark-role is set by spark-submit, not in the SparkApplication's driver/executor labels: the
+    # would-be pods carry it from the SparkApplication definition's selectors. 2, not 2 + 2.
+    pytest.param(SCHEDULED_SPARK, "running", 2, id="scheduledspark-sparkapplication"),
+])
+def test_before_the_pods_exist_the_demand_counts_once(slug: str, state: str, gpu: int) -> None:
+    docs = [d for d in load(slug, state) if not is_pod(d)]
+    view = resolve_objects(definition(slug), docs)
+    assert all(r.component.definition == slug for r in view.roles())
+    assert summary(view)["gpu"] == (gpu, 0, 0)
