@@ -84,9 +84,11 @@ def nested_definitions(definition: Definition, objects: Sequence[Mapping[str, An
 def nested_children(definition: Definition, root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
                     nested: Nested) -> list[Mapping[str, Any]]:
     """The outermost nested children of ``root`` (rule 1), sorted by kind and name."""
+    if not nested:
+        return []
     kinds = set(extensions_of(definition).nested)
     root_uid = uid_of(root)
-    if not kinds or not nested or not root_uid:
+    if not kinds or not root_uid:
         return []
     by_uid = {uid_of(o): o for o in objects}
     by_uid[root_uid] = root

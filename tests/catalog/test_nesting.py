@@ -263,3 +263,25 @@ def test_before_the_pods_exist_the_demand_counts_once(slug: str, state: str, gpu
     view = resolve_objects(definition(slug), docs)
     assert all(r.component.definition == slug for r in view.roles())
     assert summary(view)["gpu"] == (gpu, 0, 0)
+
+
+def test_nesting_recurses_appwrapper_rayjob_raycluster() -> None:
+    # An AppWrapper wrapping the RayJob of the ray-io-rayjob-v1 "running" fixture (the RayJob now
+    # owned by the AppWrapper): AppWrapper -> RayJob -> RayCluster -> pods. The roles are the
+    # RayJob's view: head + small-group from the RayCluster definition, submitter from the RayJob's;
+    # GPUs: small-group 2 x 1 = 2 by spec, by pods and allocated, once (not 2 per level).
+    docs = copy.deepcopy(load(RAYJOB, "running"))
+    rayjob = docs[0]
+    meta = rayjob["metadata"]
+    wrapper = {"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+               "metadata": {"name": "wrapped-ray", "namespace": meta["namespace"], "uid": "aw-0001"},
+               "spec": {"components": [{"template": {"apiVersion": "ray.io/v1", "kind": "RayJob"}}]},
+               "status": {"phase": "Running"}}
+    meta["ownerReferences"] = [{"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+                                "name": "wrapped-ray", "uid": "aw-0001", "controller": True}]
+    view = resolve_objects(definition(APPWRAPPER), [wrapper, *docs])
+    assert {r.name: (r.component.definition, r.replicas.desired, r.replicas.current) for r in view.roles()} == {
+        "head": (RAYCLUSTER, 1, 1), "small-group": (RAYCLUSTER, 2, 2), "submitter": (RAYJOB, 1, 1)}
+    got = summary(view)
+    assert got["gpu"] == (2, 2, 2) and got["pods"] == (4, 4, 4) and got["unattributed"] == []
+    assert [g.name for g in view.gangs] == ["raycluster"]  # the stand-ins' gang gives way at each level

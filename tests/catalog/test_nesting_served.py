@@ -1,4 +1,4 @@
-"""Nested views on the serving path: materializer + resolver worker processes + REST (127.0.0.1).
+"""Nested views on the serving path: materializer + resolver worker processes + REST/GraphQL (127.0.0.1).
 
 The server resolves a TrainJob and its nested JobSet in a worker process; a change to the
 inner JobSet, or to one of its pods, re-resolves the TrainJob's view (the change marks every
@@ -44,6 +44,11 @@ async def test_inner_changes_reach_the_outer_view(tmp_path: Path) -> None:
         assert body["roles"] == resolve_objects(definition(SLUG), docs).to_dict()["roles"]
         assert [(r["name"], r["definition"]) for r in body["roles"]] == [("node", "jobset-x-k8s-io-jobset-v1alpha2")]
         assert body["gpu"]["requestedBySpec"] == 16  # 1 replica x parallelism 2 x 8 GPUs
+        query = ('{ workload(namespace: "llm-train", group: "trainer.kubeflow.org", kind: "TrainJob", '
+                 'name: "llama-sft") { roles { name definition } gpu { requestedBySpec } } }')
+        graphql = (await client.post("/graphql", json={"query": query})).json()["data"]["workload"]
+        assert graphql == {"roles": [{"name": "node", "definition": "jobset-x-k8s-io-jobset-v1alpha2"}],
+                           "gpu": {"requestedBySpec": 16.0}}
         listed = (await client.get("/api/v1/namespaces/llm-train/workloads")).json()
         assert [i["kind"] for i in listed["items"]] == ["TrainJob"]  # the JobSet is not listed
 
