@@ -189,11 +189,16 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     for child in children:
         inner = (nested or {})[GVK.of(child)]
         mine = nesting.child_pods(child, objects, pods)
-        inner_used, inner_skip = nesting.inner_definition(
-            inner, nesting.overridden(used, inner, child, mine, claimed), child)
-        at = nesting.fold(view, resolve(inner_used, child, pods=[p for p in mine if uid_of(p) not in claimed],
-                                        nested=nested, skip=inner_skip, **inputs), at,
-                          gangs=used is not definition)
+        try:
+            inner_used, inner_skip = nesting.inner_definition(
+                inner, nesting.overridden(used, inner, child, mine, claimed), child)
+            inner_view = resolve(inner_used, child, pods=[p for p in mine if uid_of(p) not in claimed],
+                                 nested=nested, skip=inner_skip, **inputs)
+        except Exception as exc:  # noqa: BLE001 - a broken nested child must not lose the outer view
+            view.errors.append(ResolutionError(f"{child.get('kind')}/{child.get('metadata', {}).get('name')}: "
+                                               f"nested resolution failed: {type(exc).__name__}: {exc}"))
+            continue
+        at = nesting.fold(view, inner_view, at, gangs=used is not definition)
     return view
 
 

@@ -9,8 +9,9 @@ Why a full pass once synced and not per event: the initial list of 100k objects 
 100k ADDED events; ignoring them until the reader has synced and then walking every
 covered object once is one owner walk per object instead of one per event. The same pass
 (a *rescan*) runs after every definition change: workloads whose definition in force
-changed, that became top-level or stopped being top-level are marked dirty, so a
-registration re-resolves exactly its kind's workloads (and so emits feed events).
+changed, that became top-level or stopped being top-level, or whose definition nests a kind
+whose definition changed (``workload-map.run.ai/nested``) are marked dirty, so a
+registration re-resolves exactly the workloads it affects (and so emits feed events).
 
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
@@ -28,6 +29,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from server.definitions.extensions import extensions_of
 from server.definitions.registry import Entry
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent
@@ -68,6 +70,7 @@ class Materializer:
         self.ready = False
         self._listening = False
         self._rescan = True
+        self._changed_kinds: set[tuple[str, str]] = set()  # registered since the last rescan
         self._jobs: dict[str, Entry] = {}
         self._wake = asyncio.Event()
         self._settled = asyncio.Event()
@@ -126,6 +129,7 @@ class Materializer:
                     self._mark(str(child.get("metadata", {}).get("uid", "")))
 
     def _on_definitions(self, gvks: frozenset[GVK]) -> None:
+        self._changed_kinds |= {g.group_kind for g in gvks}
         self._rescan = True
         self._settled.clear()
         self._wake.set()
@@ -170,10 +174,15 @@ class Materializer:
         for uid in store.uids():
             if uid not in found:
                 self._mark(uid)
+        changed, self._changed_kinds = self._changed_kinds, set()
+        nests: dict[int, bool] = {}  # per definition: does it nest a kind whose definition changed
         for uid, entry in found.items():
             record = store.get(uid)
             if record is None or record.entry.definition is not entry.definition or record.entry.origin != entry.origin:
                 self._mark(uid)
+            elif changed and nests.setdefault(id(entry.definition),
+                                              bool(changed & set(extensions_of(entry.definition).nested))):
+                self._mark(uid)  # a nested child's definition changed (docs/definition-format.md section 12)
         self.known = len(found)
 
     async def _dispatch(self) -> None:

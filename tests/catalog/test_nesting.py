@@ -285,3 +285,16 @@ def test_nesting_recurses_appwrapper_rayjob_raycluster() -> None:
     got = summary(view)
     assert got["gpu"] == (2, 2, 2) and got["pods"] == (4, 4, 4) and got["unattributed"] == []
     assert [g.name for g in view.gangs] == ["raycluster"]  # the stand-ins' gang gives way at each level
+
+
+def test_a_broken_nested_child_keeps_the_outer_view() -> None:
+    # The wrapped PyTorchJob's replica specs are not a map: the PyTorchJob definition's paths fail
+    # on it (errors on its components), the AppWrapper view is still produced and counts the pods.
+    docs = copy.deepcopy(load(APPWRAPPER, "running"))
+    ptj = next(d for d in docs if d["kind"] == "PyTorchJob")
+    ptj["spec"]["pytorchReplicaSpecs"] = "broken"
+    view = resolve_objects(definition(APPWRAPPER), docs)
+    got = summary(view)
+    assert got["errors"], "the broken child is reported"
+    assert got["gpu"][1:] == (6, 6)  # 3 pods x 2 GPUs by pods and allocated, once
+    assert view.name == "fms-tune" and view.phase.value == "Running"

@@ -2,7 +2,8 @@
 
 The server resolves a TrainJob and its nested JobSet in a worker process; a change to the
 inner JobSet, or to one of its pods, re-resolves the TrainJob's view (the change marks every
-covered owner on the chain dirty), and the served view equals the offline one.
+covered owner on the chain dirty), so does a new definition of the inner kind (the rescan
+marks the workloads whose definition nests it), and the served view equals the offline one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import httpx
 
 from server.app import create_app
 from server.config import ResolverSettings, Settings
+from server.definitions.load import load_definition
 from server.definitions.registry import DefinitionRegistry
 from server.kube.snapshot import SnapshotReader
 from tests.api.live import serving
@@ -38,7 +40,8 @@ async def test_inner_changes_reach_the_outer_view(tmp_path: Path) -> None:
     docs = load(SLUG, "running")
     assert docs[0]["metadata"]["namespace"] == "llm-train"
     reader = SnapshotReader(docs)
-    async with serving(_app(tmp_path, reader)) as host, httpx.AsyncClient(base_url=f"http://{host}",
+    app = _app(tmp_path, reader)
+    async with serving(app) as host, httpx.AsyncClient(base_url=f"http://{host}",
                                                                            timeout=10) as client:
         body = (await client.get(URL)).json()
         assert body["roles"] == resolve_objects(definition(SLUG), docs).to_dict()["roles"]
@@ -80,6 +83,19 @@ async def test_inner_changes_reach_the_outer_view(tmp_path: Path) -> None:
 
         await _poll(lambda: ready_is(1), 10)  # 2 pods, 1 ready
         assert latest["gpu"]["requestedByPods"] == 16  # still 2 live pods x 8, once
+
+        # a new definition of the inner kind re-resolves the outer workload (its own definition
+        # did not change)
+        manifest = copy.deepcopy(definition("jobset-x-k8s-io-jobset-v1alpha2").manifest)
+        manifest["metadata"]["name"] = "jobset-site"
+        app.state.runtime.service.registry.register(load_definition(manifest), origin="file")
+
+        async def inner_definition_is(name: str) -> bool:
+            await refresh()
+            return bool(latest["roles"][0]["definition"] == name)
+
+        await _poll(lambda: inner_definition_is("jobset-site"), 10)
+        assert latest["definition"] == SLUG and latest["gpu"]["requestedBySpec"] == 32
 
 
 async def _poll(check: Any, timeout: float, step: float = 0.05) -> None:
