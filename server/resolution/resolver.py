@@ -186,6 +186,9 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     at = nesting.insertion_index(definition, used, view)
     if used is not definition:
         view.gangs = []
+    if children:  # the root is no descendant of its children (bounds nesting through an ownerReference cycle)
+        root_uid = uid_of(root)
+        inputs["objects"] = [o for o in objects if uid_of(o) != root_uid]
     for child in children:
         inner = (nested or {})[GVK.of(child)]
         mine = nesting.child_pods(child, objects, pods)

@@ -298,3 +298,15 @@ def test_a_broken_nested_child_keeps_the_outer_view() -> None:
     assert got["errors"], "the broken child is reported"
     assert got["gpu"][1:] == (6, 6)  # 3 pods x 2 GPUs by pods and allocated, once
     assert view.name == "fms-tune" and view.phase.value == "Running"
+
+
+def test_an_owner_reference_cycle_does_not_nest_forever() -> None:
+    # CronJob -> Job -> CronJob (the CronJob's controller reference names its own Job): the Job
+    # is resolved once inside the CronJob; the CronJob is not resolved again inside the Job.
+    docs = copy.deepcopy(load(CRONJOB, "running"))
+    cronjob, job = docs[0], next(d for d in docs if d["kind"] == "Job")
+    cronjob["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "controller": True,
+                                               "name": job["metadata"]["name"], "uid": job["metadata"]["uid"]}]
+    view = resolve_objects(definition(CRONJOB), docs)
+    assert summary(view)["gpu"] == (4, 4, 4)  # 2 pods x 2 GPUs, once
+    assert any("ownerReference" in e.message or "cycle" in e.message for e in view.errors)
