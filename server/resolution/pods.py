@@ -170,6 +170,16 @@ class Attributor:
         pod.component, pod.instance = component.name, instance
         pod.replica_key = self._replica_key(component, doc)
 
+    def place(self, doc: Document) -> tuple[str, str] | None:
+        """``(component, instance)`` a pod manifest would be attributed to, or None.
+
+        Used for stand-in pods of live children (``server.resolution.livescale``).
+        """
+        row = PodView(name="", namespace="", uid="", phase="Pending", ready=False, node=None, reason=None,
+                      requests={}, terminated=False)
+        self.attribute(row, doc)
+        return (row.component, row.instance or "") if row.component is not None else None
+
     def _claim(self, doc: Document) -> Component | None:
         for component in self.leaves:
             selector = component.pod_selector.type_selector if component.pod_selector else None
