@@ -209,6 +209,8 @@ def live_desired(definition: Definition, objects: Sequence[Mapping[str, Any]], a
     """
     rules = live_rules(definition, errors)
     out: dict[str, dict[str, int]] = {}
+    if not rules.kinds:
+        return out
     for child in _live_children(rules, objects):
         kind = _group_kind(child)
         try:
