@@ -61,8 +61,10 @@ def _count(obj: Mapping[str, Any], path: str, default: int) -> int:
 def _pod(child: Mapping[str, Any], template: Any, extra_labels: Mapping[str, str]) -> dict[str, Any]:
     """A pod manifest as the child's controller would stamp it from ``template``."""
     template = template if isinstance(template, Mapping) else {}
-    meta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+    raw_meta = template.get("metadata")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    raw_labels = meta.get("labels")
+    labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
     child_meta = child.get("metadata") or {}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {**meta, "name": str(child_meta.get("name", "")), "namespace": child_meta.get("namespace"),
@@ -92,8 +94,11 @@ def _leader_worker_set(child: Mapping[str, Any]) -> list[StandIn]:
 
 
 def _pod_clique(child: Mapping[str, Any]) -> list[StandIn]:
-    """Grove PodClique: ``spec.replicas`` pods of ``spec.podSpec``, labelled with the clique's
-    labels plus ``grove.io/podclique=<PodClique name>`` (as the Grove operator labels them)."""
+    """Grove PodClique: ``spec.replicas`` pods of ``spec.podSpec``.
+
+    Labelled with the clique's labels plus ``grove.io/podclique=<PodClique name>``, as the
+    Grove operator labels them.
+    """
     meta = child.get("metadata") or {}
     labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
     template = {"metadata": {"labels": labels}, "spec": (child.get("spec") or {}).get("podSpec")}
@@ -101,9 +106,12 @@ def _pod_clique(child: Mapping[str, Any]) -> list[StandIn]:
 
 
 def _ray_cluster(child: Mapping[str, Any]) -> list[StandIn]:
-    """RayCluster: one head pod, and per worker group ``replicas`` clamped to [minReplicas,
-    maxReplicas] (unset: minReplicas) x ``numOfHosts``, 0 for a suspended group (KubeRay's
-    rule; the autoscaler writes ``replicas``); pods carry ray.io/node-type and ray.io/group."""
+    """RayCluster: one head pod, and per worker group its clamped replicas x ``numOfHosts``.
+
+    A worker group wants ``replicas`` clamped to [minReplicas, maxReplicas] (unset:
+    minReplicas), 0 when suspended (KubeRay's rule; the autoscaler writes ``replicas``); pods
+    carry ray.io/node-type and ray.io/group.
+    """
     name = str((child.get("metadata") or {}).get("name", ""))
     spec = child.get("spec") or {}
     head = (spec.get("headGroupSpec") or {}).get("template")
@@ -189,8 +197,8 @@ def _group_kind(obj: Mapping[str, Any]) -> GroupKind:
 def _live_children(rules: LiveRules, objects: Sequence[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
     wanted = rules.wanted
     for obj in objects:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-        if _group_kind(obj) in wanted and not meta.get("deletionTimestamp"):
+        meta = obj.get("metadata")
+        if _group_kind(obj) in wanted and not (isinstance(meta, Mapping) and meta.get("deletionTimestamp")):
             yield obj
 
 
