@@ -181,3 +181,27 @@ def test_bad_annotation_entries_are_reported_by_name() -> None:
     assert len(messages) == 3
     # the good entry still applies: predictor 5
     assert _roles(view)["predictor"][0] == 5
+
+
+def test_rayjob_cluster_scaled_up_and_gone() -> None:
+    docs = copy.deepcopy(load("ray-io-rayjob-v1", "running"))
+    cluster = next(d for d in docs if d["kind"] == "RayCluster")
+    cluster["spec"]["workerGroupSpecs"][0]["replicas"] = 4
+    view = resolve_objects(definition("ray-io-rayjob-v1"), docs)
+    # small-group: template 2 (min 1, max 4); the autoscaler wrote 4 on the RayJob's cluster ->
+    # desired 4 x 1 GPU = 4 by spec; head 1 and submitter 1 unchanged: 6 pods wanted
+    assert _roles(view)["small-group"] == (4, 2, 2)
+    assert view.replicas.desired == 6 and view.to_dict()["gpu"]["requestedBySpec"] == 4
+    without = [d for d in docs if d["kind"] != "RayCluster"]
+    # no RayCluster (its pods no longer reach the RayJob): the template's 2 again
+    assert _roles(resolve_objects(definition("ray-io-rayjob-v1"), without))["small-group"][0] == 2
+
+
+def test_nimservice_multinode_leaderworkerset_counts_every_pod_of_a_group() -> None:
+    docs = copy.deepcopy(load("apps-nvidia-com-nimservice-v1alpha1", "running-multinode"))
+    _find(docs, "LeaderWorkerSet", "llama3-405b-nim-lws")["spec"]["replicas"] = 2
+    view = resolve_objects(definition("apps-nvidia-com-nimservice-v1alpha1"), docs)
+    # the HPA scaled the LWS to 2 groups of size 2 (template 1 replica x pipeline 2 = 2 pods):
+    # leaders 2 + workers 2 x (2 - 1) = 4 pods, all the one role; 8 GPUs each = 32 by spec
+    assert _roles(view)["nimservice"][0] == 4
+    assert view.to_dict()["gpu"]["requestedBySpec"] == 32
