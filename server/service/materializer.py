@@ -39,8 +39,8 @@ from server.gvk import GVK, POD_GVK
 from server.kube.reader import ChangeEvent
 from server.owners import owner_chain
 from server.resolution.dra import RESOURCE_CLAIM
-from server.service.claims import ClaimDependents
 from server.resolution.resolver import failed_view
+from server.service.claims import ClaimDependents
 from server.service.pool import Outcome, ResolverPool, definition_key
 from server.service.scheduler import DirtySet
 from server.service.worker import Job
