@@ -174,6 +174,16 @@ class Attributor:
         """The pod-bearing component whose type selector claims ``doc`` (rule 2), or None."""
         return self._claim(doc)
 
+    def place(self, doc: Document) -> tuple[str, str] | None:
+        """``(component, instance)`` a pod manifest would be attributed to, or None.
+
+        Used for stand-in pods of live children (``server.resolution.livescale``).
+        """
+        row = PodView(name="", namespace="", uid="", phase="Pending", ready=False, node=None, reason=None,
+                      requests={}, terminated=False)
+        self.attribute(row, doc)
+        return (row.component, row.instance or "") if row.component is not None else None
+
     def _claim(self, doc: Document) -> Component | None:
         for component in self.leaves:
             selector = component.pod_selector.type_selector if component.pod_selector else None

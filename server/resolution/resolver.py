@@ -6,7 +6,8 @@ of the view is still produced.
 
 Counting rules (documented in the README, "JSON view reference"):
 
-* desired pods of an instance: ``replicas``, else ``minReplicas``, else 1; of a component:
+* desired pods of an instance: ``replicas``, else ``minReplicas``, else 1, unless live children
+  scaled on their own say otherwise (``server.resolution.livescale``); of a component:
   the sum over its instances; of the workload: the sum over pod-bearing components
   (child replicas paths give totals; children are not multiplied by parent instances);
 * current / ready: attributed pods that are neither terminated (phase Succeeded or Failed)
@@ -36,6 +37,7 @@ from server.resolution import extract, nesting
 from server.resolution.dra import ClaimSources
 from server.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
 from server.resolution.gangs import SubtreeScale, gang_groups
+from server.resolution.livescale import live_desired
 from server.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
 from server.resolution.resources import (
     DEFAULT_GPU_POLICY,
@@ -97,7 +99,8 @@ def _live(pods: Sequence[PodView]) -> list[PodView]:
 
 
 def _component_view(component: Component, ex: _Extracted, pods: list[PodView], errors: list[ResolutionError],
-                    quantity_errors: list[ResolutionError], dra: DraContext) -> ComponentView:
+                    quantity_errors: list[ResolutionError], dra: DraContext,
+                    scaled: Mapping[str, int] | None = None) -> ComponentView:
     instances: list[InstanceView] = []
     spec_total: Requests = {}
     spec_unknown: set[str] = set()
@@ -109,6 +112,7 @@ def _component_view(component: Component, ex: _Extracted, pods: list[PodView], e
                                                    f"{component.path}.specDefinition") for e in result.errors)
         per_pod = result.requests if result is not None else {}
         desired = sc.desired if component.has_pod_definition else (sc.replicas or 0)
+        desired = scaled[instance_id] if scaled and component.has_pod_definition and instance_id in scaled else desired
         claims = dra.template(spec)
         add_into(per_pod, claims.own.devices)  # one claim per pod from a template
         spec_unknown |= claims.own.unknown if desired else set()
@@ -231,11 +235,13 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
         row.component = row.component if row.unattributed_reason is None else None
         rows.append(row)
     rows.sort(key=lambda p: p.name)  # the same order whatever order the cache or file gave
+    scaled = live_desired(definition, objects, attributor, errors)  # HPA-scaled children win over templates
     views: dict[str, ComponentView] = {}
     for component in definition.components:
         mine = [p for p in rows if p.component == component.name]
         views[component.name] = _component_view(component, extracted[component.name], mine,
-                                                component_errors[component.name], errors, dra)
+                                                component_errors[component.name], errors, dra,
+                                                scaled.get(component.name))
         views[component.name].definition = definition.name
     dra.report(errors)
     for component in reversed(definition.children):

@@ -13,6 +13,12 @@ changed, that became top-level or stopped being top-level, or whose definition n
 whose definition changed (``workload-map.run.ai/nested``) are marked dirty, so a
 registration re-resolves exactly the workloads it affects (and so emits feed events).
 
+Shared ResourceClaims: a claim named by pods' ``spec.resourceClaims[].resourceClaimName`` has
+no owner, so its change reaches no workload through the owner graph. ``ClaimDependents``
+keeps (namespace, claim name) -> pods naming it, from pod events (rebuilt from the cache once
+synced); a claim event marks the covered objects on each such pod's owner chain. Claims
+generated from templates are owned by their pod and need nothing extra.
+
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
 ``quarantine_after`` timeouts of one definition within one registry generation the
@@ -31,9 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 from server.definitions.extensions import extensions_of
 from server.definitions.registry import Entry
-from server.gvk import GVK
+from server.gvk import GVK, POD_GVK
 from server.kube.reader import ChangeEvent
+from server.owners import owner_chain
+from server.resolution.dra import RESOURCE_CLAIM
 from server.resolution.resolver import failed_view
+from server.service.claims import ClaimDependents
 from server.service.pool import Outcome, ResolverPool, definition_key
 from server.service.scheduler import DirtySet
 from server.service.worker import Job
@@ -78,6 +87,7 @@ class Materializer:
         self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH)
         self._task: asyncio.Task[None] | None = None
         self._last_progress = 0.0
+        self.claims = ClaimDependents()
 
     @property
     def pool(self) -> ResolverPool:
@@ -117,6 +127,10 @@ class Materializer:
     def _on_event(self, event: ChangeEvent) -> None:
         if not self._listening:
             return
+        if event.gvk == POD_GVK:
+            self.claims.update(event.obj, deleted=event.type == "DELETED")
+        elif event.gvk.group_kind == RESOURCE_CLAIM.group_kind:
+            self._on_claim(event.obj)
         covered = self.service.covered_group_kinds()
         for index, uid in enumerate(event.root_uids):
             obj: Mapping[str, Any] | None = event.obj if index == 0 else self.service.reader.by_uid(uid)
@@ -127,6 +141,18 @@ class Materializer:
             for child in self.service.reader.descendants(first):  # top-level status may flip below
                 if _group_kind(child) in covered:
                     self._mark(str(child.get("metadata", {}).get("uid", "")))
+
+    def _on_claim(self, claim: Mapping[str, Any]) -> None:
+        """Mark the workloads whose pods name the changed shared ``claim``."""
+        meta = claim.get("metadata") or {}
+        reader, covered = self.service.reader, self.service.covered_group_kinds()
+        for pod_uid in self.claims.pods_of(str(meta.get("namespace") or ""), str(meta.get("name") or "")):
+            pod = reader.by_uid(pod_uid)
+            if pod is None:
+                continue
+            for obj in (pod, *owner_chain(pod, reader.by_uid).ancestors):
+                if _group_kind(obj) in covered:
+                    self._mark(str(obj.get("metadata", {}).get("uid", "")))
 
     def _on_definitions(self, gvks: frozenset[GVK]) -> None:
         self._changed_kinds |= {g.group_kind for g in gvks}
@@ -152,6 +178,8 @@ class Materializer:
         started = time.monotonic()
         while not self.service.reader.is_synced():
             await asyncio.sleep(0.05)
+        for pod in self.service.reader.list(POD_GVK):  # events before this point were not indexed
+            self.claims.update(pod)
         self._listening = True
         log.info("informers synced after %.1f s: resolving every workload", time.monotonic() - started)
         while True:

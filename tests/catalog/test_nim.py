@@ -20,9 +20,10 @@ SERVICE = [
          (1, 1, 0), (1, 1, 1)),
     # 2 replicas x 4 GPUs = 8.
     Case("running", "Running", ("Running",), {"nimservice": (2, 2, 2)}, {"nimservice": [""]}, (2, 2, 2), (8, 8, 8)),
-    # autoscaling on (no spec.replicas): hpa.minReplicas 2 x 1 GPU = 2; the HPA runs 3.
-    Case("running-autoscaled", "Running", ("Running",), {"nimservice": (2, 3, 3)}, {"nimservice": [""]},
-         (2, 3, 3), (2, 3, 3)),
+    # autoscaling on (no spec.replicas): the template says hpa.minReplicas 2, but the HPA scaled
+    # the live Deployment to 3 (live-scale rule): desired 3 x 1 GPU = 3 by spec; 3 pods run.
+    Case("running-autoscaled", "Running", ("Running",), {"nimservice": (3, 3, 3)}, {"nimservice": [""]},
+         (3, 3, 3), (3, 3, 3)),
     # multi-node: 1 replica x pipeline 2 = 2 pods x 8 GPUs = 16.
     Case("running-multinode", "Running", ("Running",), {"nimservice": (2, 2, 2)}, {"nimservice": [""]},
          (2, 2, 2), (16, 16, 16)),

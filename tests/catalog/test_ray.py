@@ -71,10 +71,11 @@ RAYSERVICE = [
          SVC_INSTANCES, (3, 3, 1), (2, 2, 2)),
     Case("running", "Running", ("Running",), {"head": (1, 1, 1), "gpu-group": (2, 2, 2)}, SVC_INSTANCES, (3, 3, 3),
          (2, 2, 2)),
-    # Upgrade: the active and the pending cluster both have pods: 2 heads, 4 workers (one being
-    # created, not ready) -> current 6, ready 5; live GPUs 4 x 1.
-    Case("running-upgrade", "Running", ("Running",), {"head": (1, 2, 2), "gpu-group": (2, 4, 3)}, SVC_INSTANCES,
-         (3, 6, 5), (2, 4, 4)),
+    # Upgrade: the active and the pending cluster both exist (live-scale rule: each live RayCluster
+    # wants its head + its gpu-group replicas 2): desired 2 heads + 4 workers = 6, 4 x 1 GPU by
+    # spec; 4 workers exist (one being created, not ready) -> current 6, ready 5; live GPUs 4 x 1.
+    Case("running-upgrade", "Running", ("Running",), {"head": (2, 2, 2), "gpu-group": (4, 4, 3)}, SVC_INSTANCES,
+         (6, 6, 5), (4, 4, 4)),
     # Ready=False/ZeroServeEndpoints -> Degraded.
     Case("degraded", "Degraded", ("Degraded",), {"head": (1, 1, 1), "gpu-group": (2, 2, 0)}, SVC_INSTANCES,
          (3, 3, 1), (2, 2, 2)),

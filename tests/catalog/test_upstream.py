@@ -135,8 +135,8 @@ DIFFERENCES = [
     Diff("serving-knative-dev-service-v1", "degraded", "phases", ["Degraded"], ["Failed"],
          "the latest ready revision still serves"),
     # NIM
-    Diff("apps-nvidia-com-nimservice-v1alpha1", "running-autoscaled", "desired", {"nimservice": 2},
-         {"nimservice": 1}, "with autoscaling the operator uses hpa.minReplicas"),
+    Diff("apps-nvidia-com-nimservice-v1alpha1", "running-autoscaled", "desired", {"nimservice": 3},
+         {"nimservice": 1}, "the HPA scaled the live Deployment to 3 (template: hpa.minReplicas 2)"),
     Diff("apps-nvidia-com-nimservice-v1alpha1", "running-multinode", "gpu", (16, 16, 16), (8, 16, 16),
          "a multi-node replica is pipeline-parallelism pods"),
     Diff("apps-nvidia-com-nimcache-v1alpha1", "completed", "phases", ["Completed"], ["Completed", "Initializing"],
