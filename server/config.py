@@ -23,6 +23,11 @@ def default_sample_dir() -> Path:
     return Path(os.environ.get("WMAP_SAMPLE_DIR") or REPO_ROOT / "server" / "sample")
 
 
+def default_graphiql_assets_dir() -> Path:
+    """``$WMAP_GRAPHIQL_ASSETS``, else ``graphiql/assets`` of the repository (``graphiql/fetch.py`` fills it)."""
+    return Path(os.environ.get("WMAP_GRAPHIQL_ASSETS") or REPO_ROOT / "graphiql" / "assets")
+
+
 DEFAULT_GRAPHQL_MAX_COST = 100_000
 """Default GraphQL cost budget (fields resolved, pages expanded; see ``schema.cost``)."""
 
@@ -158,6 +163,9 @@ class Settings:
         resolver: background resolution (see :class:`ResolverSettings`).
         workload_metrics: serve the per-workload and per-pod series on ``/metrics``
             (``wmap_workload_info``, ``wmap_workload_gpus``, ``wmap_pod_workload_info``).
+        graphiql: serve the GraphiQL page on ``GET /graphql`` for browsers (off: JSON 404).
+        graphiql_assets_dir: the pinned GraphiQL packages unpacked by ``graphiql/fetch.py``;
+            when absent or incomplete, the page loads them from the CDN (logged at start).
     """
 
     http: HttpSettings = field(default_factory=HttpSettings)
@@ -177,6 +185,8 @@ class Settings:
     metrics_public: bool = True
     resolver: ResolverSettings = field(default_factory=ResolverSettings)
     workload_metrics: bool = True
+    graphiql: bool = True
+    graphiql_assets_dir: Path | None = field(default_factory=default_graphiql_assets_dir)
 
 
 def _flag(value: str) -> bool:
@@ -210,6 +220,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_DRA_GPU_CLASSES": ("dra_gpu_classes", _words),
     "WMAP_STALE_AFTER": ("stale_after", float),
     "WMAP_WORKLOAD_METRICS": ("workload_metrics", _flag),
+    "WMAP_GRAPHIQL": ("graphiql", _flag),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 
