@@ -30,12 +30,14 @@ cluster-bin:
 	bash tests/deploy/build-helm.sh
 
 # Static checks, run before the tests by `make test` (and so by .ci/run): ruff (pyflakes,
-# pycodestyle errors, Google-style docstrings), mypy --strict on server/ and schema/, and the
-# import-linter layer contracts. All three are configured in pyproject.toml.
+# pycodestyle errors, Google-style docstrings), mypy --strict on server/ and schema/, the
+# import-linter layer contracts and deptry (every import declared as a dependency). All four
+# are configured in pyproject.toml.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/deptry .
 
 run: install
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)

@@ -13,14 +13,31 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def package_path(*parts: str) -> Path:
+    """A folder or file shipped inside this package, found with :mod:`importlib.resources`.
+
+    ``data/catalog`` and ``data/crds`` are links to the top-level ``catalog/`` and
+    ``deploy/crds/`` in the repository and real folders in an installed wheel, so the same
+    path works in a checkout, an editable install, a wheel and the container image.
+    """
+    from importlib.resources import files
+
+    return Path(str(files(__package__ or "server").joinpath(*parts)))
+
+
 def default_catalog_dir() -> Path:
-    """``$WMAP_CATALOG_DIR``, else the repository's (or image's) ``catalog/``."""
-    return Path(os.environ.get("WMAP_CATALOG_DIR") or REPO_ROOT / "catalog")
+    """``$WMAP_CATALOG_DIR``, else the catalog installed with the package (``catalog/``)."""
+    return Path(os.environ.get("WMAP_CATALOG_DIR") or package_path("data", "catalog"))
 
 
 def default_sample_dir() -> Path:
-    """The bundled sample snapshot served when no cluster is configured."""
-    return Path(os.environ.get("WMAP_SAMPLE_DIR") or REPO_ROOT / "server" / "sample")
+    """``$WMAP_SAMPLE_DIR``, else the bundled sample snapshot served when no cluster is configured."""
+    return Path(os.environ.get("WMAP_SAMPLE_DIR") or package_path("sample"))
+
+
+def karta_crd_file() -> Path:
+    """The ``kartas.run.ai`` CustomResourceDefinition installed with the package (``deploy/crds/``)."""
+    return package_path("data", "crds", "kartas.run.ai.yaml")
 
 
 def default_graphiql_assets_dir() -> Path:
