@@ -26,6 +26,15 @@ RUN python -m venv /opt/venv \
  && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from server.cli.main import main' 'sys.exit(main())' \
       > /opt/venv/bin/wmap \
  && chmod 0755 /opt/venv/bin/wmap
+# GraphiQL's assets from the npm registry, checked against the pinned sha512 list
+# (graphiql/assets.lock.json) and served by the server itself (no CDN in an air-gapped
+# cluster). npm is installed in this stage only; without a registry the image still builds
+# and the page falls back to the CDN (logged at start).
+COPY graphiql/fetch.py graphiql/assets.lock.json /build/graphiql/
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends npm \
+ && python /build/graphiql/fetch.py --out /opt/graphiql \
+ && rm -rf /var/lib/apt/lists/* /root/.npm
 
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="workload-map-server" \
@@ -40,6 +49,7 @@ COPY server/ /app/server/
 COPY schema/ /app/schema/
 COPY catalog/ /app/catalog/
 COPY deploy/crds/ /app/deploy/crds/
+COPY --from=build /opt/graphiql/ /app/graphiql/assets/
 # bytecode compiled at build time: the root filesystem is read-only in the cluster
 RUN python -m compileall -q /app/server /app/schema
 # /app is the application root: server/config.py finds catalog/ and server/sample/ relative to
@@ -50,6 +60,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     WMAP_CATALOG_DIR=/app/catalog \
     WMAP_SAMPLE_DIR=/app/server/sample \
+    WMAP_GRAPHIQL_ASSETS=/app/graphiql/assets \
     WMAP_STATE_DIR=/var/lib/workload-map-server \
     WMAP_PORT=8080
 USER 10001:10001

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install install-test cluster-bin lint run test unit bench clean
+.PHONY: install install-test graphiql-assets cluster-bin lint run test unit bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,13 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed graphiql-assets
+
+# GraphiQL's scripts and styles, pinned in graphiql/assets.lock.json (sha512), fetched with
+# npm into graphiql/assets/ (not committed) so that the server serves them itself. Never
+# fails the build: without npm or a registry the page loads them from the CDN (logged).
+graphiql-assets: $(VENV)/.installed
+	@$(PY) graphiql/fetch.py || echo "warning: GraphiQL assets not fetched; the GraphiQL page will load them from the CDN"
 
 # kube-apiserver + etcd for the real-cluster tests and helm for the chart tests, built once
 # per machine from the Go module proxy into ~/.cache/workload-map-server (reused afterwards)
@@ -24,12 +30,14 @@ cluster-bin:
 	bash tests/deploy/build-helm.sh
 
 # Static checks, run before the tests by `make test` (and so by .ci/run): ruff (pyflakes,
-# pycodestyle errors, Google-style docstrings), mypy --strict on server/ and schema/, and the
-# import-linter layer contracts. All three are configured in pyproject.toml.
+# pycodestyle errors, Google-style docstrings), mypy --strict on server/ and schema/, the
+# import-linter layer contracts and deptry (every import declared as a dependency). All four
+# are configured in pyproject.toml.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/deptry .
 
 run: install
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)

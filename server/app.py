@@ -51,6 +51,7 @@ from server.api.load import LoadSheddingMiddleware
 from server.api.errors import EXCEPTION_HANDLERS
 from server.api.metrics import Metrics
 from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
+from server.api.graphiql import GraphiQLPage, graphql_ide_page
 from server.api.routes import build_routes
 from server.api.runtime import Runtime
 from server.auth.access import Access, KubernetesAccess, OpenAccess
@@ -140,8 +141,12 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
         runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch if callable(watch) else None)
         runtime.source, runtime.cluster = "reader", settings.kube.cluster_name or "local"
     warn_if_exposed(settings)
+    graphiql = GraphiQLPage(graphql_ide_page(), settings.graphiql_assets_dir) if settings.graphiql else None
+    if graphiql is not None:
+        graphiql.log_source()
     routes = build_routes(runtime.metrics, max_subscriptions=settings.http.max_subscriptions,
-                          allowed_origins=settings.http.cors_origins)
+                          allowed_origins=settings.http.cors_origins, graphiql=graphiql,
+                          graphiql_enabled=settings.graphiql)
     app = Starlette(
         routes=routes,
         middleware=[Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),

@@ -13,14 +13,36 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def package_path(*parts: str) -> Path:
+    """A folder or file shipped inside this package, found with :mod:`importlib.resources`.
+
+    ``data/catalog`` and ``data/crds`` are links to the top-level ``catalog/`` and
+    ``deploy/crds/`` in the repository and real folders in an installed wheel, so the same
+    path works in a checkout, an editable install, a wheel and the container image.
+    """
+    from importlib.resources import files
+
+    return Path(str(files(__package__ or "server").joinpath(*parts)))
+
+
 def default_catalog_dir() -> Path:
-    """``$WMAP_CATALOG_DIR``, else the repository's (or image's) ``catalog/``."""
-    return Path(os.environ.get("WMAP_CATALOG_DIR") or REPO_ROOT / "catalog")
+    """``$WMAP_CATALOG_DIR``, else the catalog installed with the package (``catalog/``)."""
+    return Path(os.environ.get("WMAP_CATALOG_DIR") or package_path("data", "catalog"))
 
 
 def default_sample_dir() -> Path:
-    """The bundled sample snapshot served when no cluster is configured."""
-    return Path(os.environ.get("WMAP_SAMPLE_DIR") or REPO_ROOT / "server" / "sample")
+    """``$WMAP_SAMPLE_DIR``, else the bundled sample snapshot served when no cluster is configured."""
+    return Path(os.environ.get("WMAP_SAMPLE_DIR") or package_path("sample"))
+
+
+def karta_crd_file() -> Path:
+    """The ``kartas.run.ai`` CustomResourceDefinition installed with the package (``deploy/crds/``)."""
+    return package_path("data", "crds", "kartas.run.ai.yaml")
+
+
+def default_graphiql_assets_dir() -> Path:
+    """``$WMAP_GRAPHIQL_ASSETS``, else ``graphiql/assets`` of the repository (``graphiql/fetch.py`` fills it)."""
+    return Path(os.environ.get("WMAP_GRAPHIQL_ASSETS") or REPO_ROOT / "graphiql" / "assets")
 
 
 DEFAULT_GRAPHQL_MAX_COST = 100_000
@@ -158,6 +180,9 @@ class Settings:
         resolver: background resolution (see :class:`ResolverSettings`).
         workload_metrics: serve the per-workload and per-pod series on ``/metrics``
             (``wmap_workload_info``, ``wmap_workload_gpus``, ``wmap_pod_workload_info``).
+        graphiql: serve the GraphiQL page on ``GET /graphql`` for browsers (off: JSON 404).
+        graphiql_assets_dir: the pinned GraphiQL packages unpacked by ``graphiql/fetch.py``;
+            when absent or incomplete, the page loads them from the CDN (logged at start).
     """
 
     http: HttpSettings = field(default_factory=HttpSettings)
@@ -177,6 +202,8 @@ class Settings:
     metrics_public: bool = True
     resolver: ResolverSettings = field(default_factory=ResolverSettings)
     workload_metrics: bool = True
+    graphiql: bool = True
+    graphiql_assets_dir: Path | None = field(default_factory=default_graphiql_assets_dir)
 
 
 def _flag(value: str) -> bool:
@@ -210,6 +237,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_DRA_GPU_CLASSES": ("dra_gpu_classes", _words),
     "WMAP_STALE_AFTER": ("stale_after", float),
     "WMAP_WORKLOAD_METRICS": ("workload_metrics", _flag),
+    "WMAP_GRAPHIQL": ("graphiql", _flag),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""
 

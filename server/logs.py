@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import logging.config
 import time
 from typing import Any
 
@@ -62,7 +61,9 @@ def configure_logging(log_format: str = "text", level: str = "INFO") -> None:
         {"()": f"{__name__}.JsonFormatter"} if log_format == "json"
         else {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
     )
-    logging.config.dictConfig({
+    from logging import config as logging_config  # here: offline commands never configure logging
+
+    logging_config.dictConfig({
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"main": formatter},

@@ -45,6 +45,7 @@ from schema.schema import COST_LIMITS_KEY, MAX_TOKENS, schema
 from server.api.auth import GUARD_KEY
 from server.api.crosssite import media_type
 from server.api.errors import HTTP_CODES
+from server.api.graphiql import GraphiQLPage
 from server.api.runtime import runtime_of
 from server.auth.access import UNAUTHENTICATED, Guard
 from server.auth.identity import payload_token
@@ -76,8 +77,15 @@ class GraphQLApp(GraphQL[Context, None]):
     Beyond strawberry: ``application/graphql`` bodies (the query text; ``variables`` and
     ``operationName`` from the query string), and transport errors answered as JSON
     (:func:`transport_error`) instead of plain text, with a hint for a subscription sent
-    as a plain POST.
+    as a plain POST. The GraphiQL page is :attr:`page`'s (local assets when fetched).
     """
+
+    page: GraphiQLPage | None = None
+
+    @property
+    def graphql_ide_html(self) -> str:
+        """The GraphiQL page: :mod:`server.api.graphiql`'s when set, else strawberry's (CDN assets)."""
+        return self.page.html if self.page is not None else str(super().graphql_ide_html)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry: websockets go to strawberry; HTTP transport errors are answered as JSON."""
@@ -192,15 +200,19 @@ class GraphQLApp(GraphQL[Context, None]):
         return await super().on_ws_connect(context)
 
 
-def graphql_app(*, max_subscriptions: int = 16, allowed_origins: tuple[str, ...] = ()) -> GraphQLApp:
+def graphql_app(*, max_subscriptions: int = 16, allowed_origins: tuple[str, ...] = (), graphiql: bool = True,
+                page: GraphiQLPage | None = None) -> GraphQLApp:
     """The ASGI app serving ``/graphql`` (HTTP and WebSocket).
 
     A websocket handshake from a page on another origin is refused (403) unless that origin
-    is in ``allowed_origins``.
+    is in ``allowed_origins``. ``graphiql=False``: a browser's ``GET /graphql`` (``Accept:
+    text/html``) gets a JSON 404 instead of the page; ``page`` serves it with local assets.
     """
-    return GraphQLApp(schema, graphql_ide="graphiql", subscription_protocols=PROTOCOLS, keep_alive=True,
-                      keep_alive_interval=15, max_subscriptions_per_connection=max_subscriptions,
-                      allowed_origins=list(allowed_origins))
+    app = GraphQLApp(schema, graphql_ide="graphiql" if graphiql else None, subscription_protocols=PROTOCOLS,
+                     keep_alive=True, keep_alive_interval=15, max_subscriptions_per_connection=max_subscriptions,
+                     allowed_origins=list(allowed_origins))
+    app.page = page
+    return app
 
 
 def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:

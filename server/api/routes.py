@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from server.api import actions, definitions, health, pods, rest
+from server.api.graphiql import ASSETS_PREFIX, GraphiQLPage
 from server.api.graphql import graphql_app
 from server.api.metrics import Metrics
 from server.api.openapi import openapi
@@ -12,11 +15,34 @@ from server.api.openapi import openapi
 WORKLOAD = "/api/v1/namespaces/{namespace}/workloads/{group}/{kind}/{name}"
 
 
-def build_routes(metrics: Metrics, *, max_subscriptions: int = 16,
-                 allowed_origins: tuple[str, ...] = ()) -> list[BaseRoute]:
-    """Every HTTP and WebSocket route (one GraphQL app serves both on ``/graphql``)."""
-    gql = graphql_app(max_subscriptions=max_subscriptions, allowed_origins=allowed_origins)
-    return [
+def build_routes(metrics: Metrics, *, max_subscriptions: int = 16, allowed_origins: tuple[str, ...] = (),
+                 graphiql: GraphiQLPage | None = None, graphiql_enabled: bool = True) -> list[BaseRoute]:
+    """Every HTTP and WebSocket route (one GraphQL app serves both on ``/graphql``).
+
+    ``/`` redirects to GraphiQL on ``/graphql`` (or, with GraphiQL off, lists the
+    endpoints); ``graphiql`` serves the page's local assets under ``/graphiql/assets/``.
+    """
+    gql = graphql_app(max_subscriptions=max_subscriptions, allowed_origins=allowed_origins,
+                      graphiql=graphiql_enabled, page=graphiql)
+
+    async def index(request: Request) -> Response:
+        """The start page: GraphiQL, or the list of endpoints when it is off.
+
+        ---
+        summary: Start page (redirects to GraphiQL on /graphql)
+        responses:
+          '307': {description: 'redirect to /graphql (GraphiQL)'}
+          '200': {description: 'the endpoints, when GraphiQL is off', content: {application/json: {schema: {type: object}}}}
+        """
+        if graphiql_enabled:
+            return RedirectResponse("/graphql", status_code=307)
+        return JSONResponse({"endpoints": ["/graphql", "/api/v1/workloads", "/openapi.json", "/livez", "/readyz",
+                                           "/metrics"], "graphiql": "off (--no-graphiql)"})
+
+    extra: list[BaseRoute] = [Route("/", index, methods=["GET"])]
+    if graphiql is not None and graphiql_enabled:
+        extra.append(Mount(ASSETS_PREFIX.rstrip("/"), app=graphiql))  # static files: not in /openapi.json
+    return [*extra,
         Route("/graphql", gql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", gql),
         Route("/api/v1/workloads", rest.list_workloads, methods=["GET"]),

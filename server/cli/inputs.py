@@ -13,19 +13,18 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.config import default_catalog_dir
-from server.definitions import load_definition, load_documents
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
 from server.errors import InvalidRequest
 
 if TYPE_CHECKING:
+    from server.definitions.registry import DefinitionRegistry
+    from server.kube.reader import Reader
     from server.kube.snapshot import SnapshotReader
+    from server.service import WorkloadService
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
 EXIT_UNREACHABLE, EXIT_SERVE_FAILED = 5, 6
@@ -53,6 +52,8 @@ def stdin_text() -> str:
 
 def _stdin_objects() -> list[dict[str, Any]]:
     """The objects in stdin, parsed exactly as a snapshot file (errors name ``<stdin>``)."""
+    import tempfile  # here: only standard input needs it (an import of ~10 ms)
+
     from server.kube.snapshot import SnapshotError, load_objects
 
     with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
@@ -84,6 +85,8 @@ def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
     """
     if STDIN not in paths:
         return tuple(paths)
+    import tempfile
+
     fd, name = tempfile.mkstemp(prefix="wmap-stdin-", suffix=".yaml")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(stdin_text())
@@ -99,14 +102,40 @@ def shown(paths: Sequence[str]) -> str:
 def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None = None) -> DefinitionRegistry:
     """Catalog plus definitions from files (origin ``file``, which win over the catalog).
 
+    The catalog's jq rule is deferred (``load_catalog(defer_jq=True)``):
+    :func:`offline_service` checks the kinds an input holds before resolving. Files given
+    with ``--definition`` are checked fully here.
+
     Raises:
         InvalidRequest / InvalidDefinition: a definition file is unreadable or invalid.
+        DefinitionError: the catalog is empty or invalid.
     """
-    registry = DefinitionRegistry(load_catalog(catalog_dir or default_catalog_dir()))
+    from server.definitions.catalog import load_catalog
+    from server.definitions.load import load_definition, load_documents
+    from server.definitions.registry import DefinitionRegistry
+
+    registry = DefinitionRegistry(load_catalog(catalog_dir or default_catalog_dir(), defer_jq=True))
     for path in definition_files:
         for doc in load_documents(read_input(path), source=shown([path])):
             registry.register(load_definition(doc), origin="file")
     return registry
+
+
+def offline_service(registry: DefinitionRegistry, reader: Reader) -> WorkloadService:
+    """A not-started ``WorkloadService`` over ``reader``, the catalog checked for its kinds.
+
+    Compiles the deferred jq expressions of the catalog entries whose group/kind the
+    reader holds (a lookup falls back across versions, hence group/kind), in this process:
+    the resolver child forked for the first read inherits the compiled programs.
+
+    Raises:
+        DefinitionError: a needed catalog entry has an invalid jq expression.
+    """
+    from server.service import WorkloadService
+
+    states = getattr(reader, "states", None)  # snapshot and informer cache: the kinds held or watched
+    registry.catalog.check(None if states is None else {gvk.group_kind for gvk in states()})
+    return WorkloadService(registry, reader)
 
 
 def read_input(path: str) -> str:

@@ -17,14 +17,14 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from server.errors import InvalidRequest, ServerError
-from server.kube.api import KubeApi
-from server.kube.client import SA_DIR, KubeClient, connect, find_config_source
-from server.kube.errors import NETWORK, KubeApiError
+
+if TYPE_CHECKING:
+    from server.kube.client import KubeClient
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
@@ -48,6 +48,12 @@ async def connect_reachable(kubeconfig: str | None, context: str | None,
         ClusterConfigError: no usable kubeconfig / service account.
         ClusterUnreachable: a network error or no answer in time (the message names the host).
     """
+    # the Kubernetes client (kubernetes_asyncio, aiohttp) only when a cluster is read: files
+    # (``--snapshot``, ``-f``) never import it
+    from server.kube.api import KubeApi
+    from server.kube.client import connect
+    from server.kube.errors import NETWORK, KubeApiError
+
     client = await connect(kubeconfig, context=context)
     try:
         await asyncio.wait_for(KubeApi(client).get_json("/version"), timeout)
@@ -162,14 +168,17 @@ def matches(requirements: list[Requirement], labels: Mapping[str, str] | None) -
 
 
 def default_namespace(kubeconfig: str | None = None, context: str | None = None,
-                      environ: Mapping[str, str] | None = None, sa_dir: Path = SA_DIR) -> str:
+                      environ: Mapping[str, str] | None = None, sa_dir: Path | None = None) -> str:
     """The namespace kubectl uses when ``-n`` is not given.
 
     The chosen context's ``namespace`` in the kubeconfig (first file of ``$KUBECONFIG`` that
     defines the context wins, as in client-go's merge), the service account's namespace in a
     pod, else ``default``. An unreadable kubeconfig yields ``default`` (connecting reports it).
+    ``sa_dir`` defaults to the service account directory ``server.kube.client.SA_DIR``.
     """
-    source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir)
+    from server.kube.client import SA_DIR, find_config_source
+
+    source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir or SA_DIR)
     if source is None:
         return "default"
     if source.kind == "in-cluster":

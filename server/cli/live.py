@@ -43,6 +43,7 @@ from server.cli.inputs import (
     EXIT_SERVE_FAILED,
     EXIT_USAGE,
     build_registry,
+    offline_service,
     snapshot_paths,
     snapshot_reader,
 )
@@ -62,85 +63,11 @@ from server.gvk import KARTA_GVK, POD_GVK
 from server.kube.reader import Reader
 from server.logs import FORMATS, configure_logging
 from server.resolution.dra import DRA_KINDS
-from server.service import WorkloadService
 from server.service.registration import Registrar
 from server.service.stores import DirectoryStore
 
 SYNC_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
-
-
-def register(sub: Any) -> None:
-    """Add ``serve`` and ``get`` to the ``wmap`` parser and the live flags to ``describe``."""
-    s = sub.add_parser("serve", help="run the HTTP server (GraphQL, REST, health, metrics)",
-                       epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
-                              "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
-                              "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES, WMAP_RESOLVER_WORKERS, "
-                              "WMAP_RESOLUTION_TIMEOUT, WMAP_STALE_AFTER and WMAP_WORKLOAD_METRICS.")
-    s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
-    _source_flags(s)
-    s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
-    s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
-    s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
-    s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")
-    s.add_argument("--stale-after", type=float, default=None,
-                   help="seconds a failing list/watch may last before answers are flagged stale (default 30)")
-    s.add_argument("--log-format", choices=FORMATS, default=None)
-    s.add_argument("--log-level", default=None)
-    s.add_argument("--auth", choices=("none", "kubernetes"), default=None,
-                   help="kubernetes: callers send a bearer token (TokenReview) and see what they may list "
-                        "(SubjectAccessReview); none: no checks, local use only (default none)")
-    s.add_argument("--impersonate", action=argparse.BooleanOptionalAction, default=None,
-                   help="with --auth kubernetes, write definitions as the caller (default on)")
-    s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
-                   help="serve /metrics without authentication (default on)")
-    s.add_argument("--workload-metrics", action=argparse.BooleanOptionalAction, default=None,
-                   help="serve one wmap_workload_info / wmap_workload_gpus series per workload and one "
-                        "wmap_pod_workload_info per pod on /metrics (default on)")
-    s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")
-    s.add_argument("--resolver-workers", type=int, default=None,
-                   help="resolver worker processes (default: the usable CPU cores)")
-    s.add_argument("--resolution-timeout", type=float, default=None,
-                   help="hard time budget of one workload resolution, seconds (default 2)")
-    s.add_argument("--cors-origin", action="append", default=[],
-                   help="a browser origin (https://portal.example.com) allowed to call this server (repeatable)")
-    s.add_argument("--max-connections", type=int, default=None, help="open connections at most (default 1000)")
-    s.add_argument("--max-expensive-requests", type=int, default=None,
-                   help="GraphQL operations and workload lists running at once (default 8; more wait, then 503)")
-    s.add_argument("--expensive-queue", type=int, default=None,
-                   help="expensive requests that may wait for a slot (default 64; beyond: 503 at once)")
-    s.add_argument("--header-timeout", type=float, default=None, help="seconds to send request headers (default 10)")
-    s.add_argument("--body-timeout", type=float, default=None, help="seconds to send a request body (default 10)")
-    s.add_argument("--graphql-max-cost", type=int, default=None,
-                   help="most fields one GraphQL operation may resolve, pages multiplied by first (default 100000)")
-    s.set_defaults(func=cmd_serve)
-    g = sub.add_parser("get", help="list workloads of a type from a cluster or a snapshot")
-    g.add_argument("kind", metavar="TYPE", help="Kind (case-insensitive), kind.group, definition name or catalog "
-                                                "alias (ray, ksvc, deploy, ...: see `wmap catalog`)")
-    g.add_argument("-n", "--namespace", default=None)
-    g.add_argument("-A", "--all-namespaces", action="store_true")
-    g.add_argument("--phase", action="append", default=[],
-                   help="keep workloads in any of these phases (comma-separated, repeatable; case-insensitive: "
-                        f"{', '.join(p.value for p in Phase)})")
-    g.add_argument("-l", "--selector", default="",
-                   help="label selector on the workload's root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)")
-    g.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default="table")
-    _source_flags(g)
-    g.add_argument("--log-format", choices=FORMATS, default="text")
-    g.set_defaults(func=cmd_get)
-    describe_parser = sub.choices.get("describe")
-    if describe_parser is not None:  # created by server.cli.main with -n/--kubeconfig/--context
-        describe_parser.add_argument("--snapshot", action="append", default=[],
-                                     help="read objects from files or directories ('-' for stdin)")
-        describe_parser.add_argument("--log-format", choices=FORMATS, default="text")
-
-
-def _source_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--snapshot", action="append", default=[],
-                   help="serve/read objects from files or directories (repeatable; '-' for stdin)")
-    p.add_argument("--kubeconfig", default=None)
-    p.add_argument("--context", default=None)
 
 
 def _pick(args: argparse.Namespace, env: dict[str, Any], name: str, default: Any) -> Any:
@@ -183,6 +110,7 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         dra_gpu_classes=cast("tuple[str, ...] | None", env.get("dra_gpu_classes")),
         metrics_public=_pick(args, env, "metrics_public", True),
         workload_metrics=_pick(args, env, "workload_metrics", True),
+        graphiql=_pick(args, env, "graphiql", True),
         resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
                                   timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
     if settings.resolver.workers < 0 or settings.resolver.timeout_s <= 0:
@@ -306,7 +234,7 @@ async def _get(args: argparse.Namespace) -> int:
     reader, close = await _read(args, registry, entries, namespace)
     try:
         group_kind = entries[0].gvk.group_kind
-        views = [v for v in WorkloadService(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
+        views = [v for v in offline_service(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
                                                                         group=group_kind[0])
                  if (not phases or any(p.value.lower() in phases for p in v.phases))
                  and matches(selector, ((reader.by_uid(v.uid) or {}).get("metadata") or {}).get("labels"))]
@@ -368,7 +296,7 @@ async def _describe(args: argparse.Namespace) -> int:
     reader, close = await _read(args, registry, entries, namespace)
     try:
         gvk = entries[0].gvk
-        service = WorkloadService(registry, reader)
+        service = offline_service(registry, reader)
         if namespace is not None:
             view = service.workload(namespace, gvk.group, gvk.kind, name)
         else:  # files without -n: the one workload of that name in any namespace

@@ -1,7 +1,8 @@
 """The ``wmap`` command line.
 
 Commands: ``describe`` (offline with ``-f``), ``validate``, ``catalog``; the server adds
-``serve`` and live ``get``/``describe`` (see :mod:`server.cli.live`).
+``serve`` and live ``get``/``describe`` (see :mod:`server.cli.live`; their flags are in
+:mod:`server.cli.flags`, so that building the parser imports no server-only package).
 
 Exit codes (0-4 as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
 2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type;
@@ -22,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from server.cli.inputs import (
     EXIT_BROKEN_PIPE,
@@ -34,15 +35,12 @@ from server.cli.inputs import (
     EXIT_USAGE,
     STDIN,
     build_registry,
+    offline_service,
     read_input,
     shown,
     snapshot_reader,
 )
 from server.config import default_catalog_dir
-from server.definitions import load_documents
-from server.definitions.catalog import load_catalog
-from server.definitions.extensions import extensions_of
-from server.definitions.load import check_definition
 from server.errors import InvalidDefinition, InvalidRequest, ServerError
 
 if TYPE_CHECKING:
@@ -54,14 +52,13 @@ DISTRIBUTION = "workload-map-server"
 def cmd_describe(args: argparse.Namespace) -> int:
     """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
     from server.cli.render import render
-    from server.service import WorkloadService
 
     if not args.file:
         from server.cli import live
         return live.describe(args)
     registry = build_registry(args.definition, args.catalog_dir)
     reader = snapshot_reader(args.file)
-    views = WorkloadService(registry, reader).workloads(namespace=args.namespace or None)
+    views = offline_service(registry, reader).workloads(namespace=args.namespace or None)
     if not views:
         print(f"error: no workload in {shown(args.file)} is covered by a definition "
               "(`wmap catalog` lists the covered types)", file=sys.stderr)
@@ -120,6 +117,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _validate_file(path: str, several: bool) -> int:
+    from server.definitions.extensions import extensions_of
+    from server.definitions.load import check_definition, load_documents
+
     source = shown([path])
     try:
         docs = load_documents(read_input(path), source=source)
@@ -150,6 +150,7 @@ def _validate_file(path: str, several: bool) -> int:
 
 def cmd_catalog(args: argparse.Namespace) -> int:
     """``wmap catalog``: the built-in definitions with GVK and operator source version."""
+    from server.definitions.catalog import load_catalog
     from server.service.rows import catalog_row
 
     catalog = load_catalog(args.catalog_dir or default_catalog_dir())
@@ -177,6 +178,15 @@ def package_version() -> str:
         return "0+unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (importlib.metadata is slow to import)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {package_version()}")  # on stdout, as argparse's own "version" action
+        parser.exit()
+
+
 def _prog() -> str:
     """``kubectl wmap`` when run as the kubectl plugin ``kubectl-wmap``, else ``wmap``."""
     return "kubectl wmap" if Path(sys.argv[0]).name.startswith("kubectl-wmap") else "wmap"
@@ -185,7 +195,7 @@ def _prog() -> str:
 def parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands register themselves here)."""
     p = argparse.ArgumentParser(prog=_prog(), description="Workload Map: one view of every AI workload.")
-    p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     p.add_argument("--catalog-dir", default=None, help="built-in definitions directory (default: bundled catalog/)")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("describe", help="resolve workloads from files (-f) or a cluster (KIND/NAME)")
@@ -204,11 +214,9 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("catalog", help="list the built-in definitions")
     c.add_argument("-o", "--output", choices=("table", "json"), default="table")
     c.set_defaults(func=cmd_catalog)
-    try:
-        from server.cli import live
-        live.register(sub)
-    except ImportError:
-        pass
+    from server.cli import flags
+
+    flags.register(sub)
     return p
 
 

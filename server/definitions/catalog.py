@@ -7,13 +7,20 @@ carry two annotations read here:
   ``registerCatalogType`` / ``{"catalog": "<name>"}`` (``jobset``, ``lws``, ...);
 * ``workload-map.run.ai/source-version``: the operator release it was written against.
 
-A built-in definition that fails validation, or two for one GVK, is a packaging bug:
-:func:`load_catalog` raises instead of serving a partial catalog.
+A built-in definition that fails validation, two for one GVK, or a directory holding no
+definition at all, is a packaging bug: :func:`load_catalog` raises instead of serving a
+partial (or empty) catalog.
+
+Start-up cost: compiling every jq expression of the catalog (about 250) takes longer than
+the rest of an offline ``wmap describe -f``. ``load_catalog(..., defer_jq=True)`` checks
+every rule but the jq one at load and leaves the jq rule to :meth:`Catalog.check`, which
+the offline CLI calls with the kinds its input holds (``wmap validate``, ``wmap catalog``
+and ``wmap serve`` load the catalog fully checked).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,16 +51,50 @@ class CatalogEntry:
 class Catalog:
     """Immutable built-in definitions keyed by root GVK.
 
+    Args:
+        entries: the definitions.
+        unchecked: GVKs of entries whose jq rule has not run yet (:meth:`check` runs it).
+
     Raises:
         DefinitionError: on construction, when two entries claim the same GVK.
     """
 
-    def __init__(self, entries: list[CatalogEntry]) -> None:
+    def __init__(self, entries: list[CatalogEntry], unchecked: Iterable[GVK] = ()) -> None:
         self._by_gvk: dict[GVK, CatalogEntry] = {}
         for entry in entries:
             if entry.gvk in self._by_gvk:
                 raise DefinitionError(f"catalog: {entry.file} and {self._by_gvk[entry.gvk].file} both define {entry.gvk}")
             self._by_gvk[entry.gvk] = entry
+        self._unchecked = set(unchecked) & set(self._by_gvk)
+
+    @property
+    def unchecked(self) -> frozenset[GVK]:
+        """GVKs whose jq expressions are not compiled and checked yet."""
+        return frozenset(self._unchecked)
+
+    def check(self, group_kinds: Iterable[tuple[str, str]] | None = None) -> None:
+        """Compile and check the jq expressions of the entries of ``group_kinds`` (None: all).
+
+        Each entry is checked once; entries loaded fully checked are skipped. Compiled
+        programs stay in this process's cache, so resolver processes forked afterwards
+        reuse them.
+
+        Raises:
+            DefinitionError: an expression does not compile or uses a forbidden construct
+                (the message names the file and every problem).
+        """
+        from server.definitions.validate import jq_rules
+
+        wanted = None if group_kinds is None else set(group_kinds)
+        for gvk in sorted(self._unchecked, key=str):
+            if wanted is not None and gvk.group_kind not in wanted:
+                continue
+            entry = self._by_gvk[gvk]
+            problems = jq_rules(entry.definition)
+            if problems:
+                error = InvalidDefinition(problems, name=entry.definition.name)
+                raise DefinitionError(f"catalog file {entry.file}: {error}")
+            self._unchecked.discard(gvk)
 
     def __iter__(self) -> Iterator[CatalogEntry]:
         return iter(sorted(self._by_gvk.values(), key=lambda e: e.definition.name))
@@ -85,18 +126,29 @@ class Catalog:
         raise DefinitionNotFound(f'no catalog type "{name}"; `wmap catalog` lists them')
 
 
-def load_catalog(directory: str | Path) -> Catalog:
+def load_catalog(directory: str | Path, *, defer_jq: bool = False) -> Catalog:
     """Load every ``*.yaml`` under ``directory`` (not recursive).
 
+    Args:
+        directory: the catalog folder (``server.config.default_catalog_dir``).
+        defer_jq: check every rule but the jq one now; :meth:`Catalog.check` runs that
+            one per kind later (see the module docstring).
+
     Raises:
-        DefinitionError: a file is invalid (every problem, with the file name) or two
-            files define the same GVK.
+        DefinitionError: the directory is missing or holds no ``*.yaml`` file, a file is
+            invalid (every problem, with the file name), or two files define the same GVK.
     """
+    folder = Path(directory)
+    files = sorted(folder.glob("*.yaml"))
+    if not files:
+        reason = "does not exist" if not folder.is_dir() else "holds no *.yaml definition file"
+        raise DefinitionError(f"catalog directory {folder} {reason}: the built-in catalog cannot be empty "
+                              "(set WMAP_CATALOG_DIR or --catalog-dir to the catalog folder)")
     entries = []
-    for path in sorted(Path(directory).glob("*.yaml")):
+    for path in files:
         for doc in load_documents(path.read_text(encoding="utf-8"), source=path.name):
             try:
-                definition = load_definition(doc)
+                definition = load_definition(doc, check_jq=not defer_jq)
             except InvalidDefinition as exc:
                 raise DefinitionError(f"catalog file {path.name}: {exc}") from None
             annotations = doc.get("metadata", {}).get("annotations") or {}
@@ -104,7 +156,7 @@ def load_catalog(directory: str | Path) -> Catalog:
                             if a.strip())
             entries.append(CatalogEntry(definition, path.name, aliases,
                                         str(annotations.get(SOURCE_VERSION_ANNOTATION, ""))))
-    return Catalog(entries)
+    return Catalog(entries, unchecked=[e.gvk for e in entries] if defer_jq else ())
 
 
 def load_definition_dir(directory: str | Path) -> tuple[list[tuple[str, Definition]], list[str]]:

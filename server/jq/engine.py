@@ -91,20 +91,40 @@ class JqProgram:
     Build with :func:`compile_program` (cached). Evaluation never raises anything but
     :class:`~server.errors.JqEvaluationError`.
 
+    A simple path (the fast-path grammar, a subset of jq's syntax) is not handed to the C
+    library until an evaluation needs it (the fast path defers to jq on inputs it does not
+    cover): compiling costs 1.5-3 ms a program, most of a one-shot command's budget,
+    while most simple paths are never evaluated by jq at all.
+
     Attributes:
         expression: the source text.
         fast: the pure-Python evaluator when the expression is a simple path, else None.
+
+    Raises:
+        JqCompileError: the expression does not parse or compile.
     """
 
     __slots__ = ("expression", "fast", "_program")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
-        try:
-            self._program = _jq.compile(expression)
-        except ValueError as exc:
-            raise JqCompileError(expression, _clean(str(exc))) from None
         self.fast: FastPath | None = parse_fast_path(expression)
+        self._program: Any = None
+        if self.fast is None:
+            self._program = self._compiled()
+
+    def _compiled(self) -> Any:
+        """The C program, compiled on first use.
+
+        Raises:
+            JqCompileError: jq refuses the expression.
+        """
+        if self._program is None:
+            try:
+                self._program = _jq.compile(self.expression)
+            except ValueError as exc:
+                raise JqCompileError(self.expression, _clean(str(exc))) from None
+        return self._program
 
     def all(self, doc: Document | Any) -> list[Any]:
         """Every output, in order.
@@ -144,10 +164,14 @@ class JqProgram:
             text = doc.text
         except JqEvaluationError as exc:
             raise JqEvaluationError(self.expression, exc.reason) from None
+        try:
+            program = self._compiled()
+        except JqCompileError as exc:
+            raise JqEvaluationError(self.expression, f"failed to compile: {exc.reason}") from None
         if _tracer is not None:
             _tracer(self.expression)
         try:
-            for count, value in enumerate(self._program.input_text(text), start=1):
+            for count, value in enumerate(program.input_text(text), start=1):
                 if count >= MAX_RESULTS:
                     raise self._cap_error()
                 yield value

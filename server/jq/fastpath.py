@@ -151,7 +151,10 @@ def parse_fast_path(expression: str) -> FastPath | None:
         if index == len(parts) - 1 and index > 0:
             literal = _LITERAL.match(part)
             if literal:
-                default = (True, json.loads(literal.group(1)))
+                try:
+                    default = (True, json.loads(literal.group(1)))
+                except ValueError:  # `01`: jq reads it, JSON does not; leave it to jq
+                    return None
                 break
         parsed = _parse_pipeline(part)
         if parsed is None:

@@ -36,6 +36,7 @@ from server.gvk import KARTA_GVK
 from server.kube.api import KubeApi
 from server.kube.client import KubeClient
 from server.kube.errors import KubeApiError
+from server.config import karta_crd_file
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +45,9 @@ CRD_NAME = f"{PLURAL}.{GROUP}"
 CrdState = Literal["present", "installed", "missing", "forbidden", "error"]
 
 
-#: The Karta CRD manifest shipped with the project (the Helm chart templates the same schema;
-#: the container image copies ``deploy/crds/``).
-KARTA_CRD_FILE = Path(__file__).resolve().parents[2] / "deploy" / "crds" / "kartas.run.ai.yaml"
+#: The Karta CRD manifest shipped with the project, inside the installed package
+#: (``deploy/crds/``; the Helm chart templates the same schema).
+KARTA_CRD_FILE = karta_crd_file()
 
 
 def karta_crd(path: Path = KARTA_CRD_FILE) -> dict[str, Any]:

@@ -15,7 +15,11 @@ handed to ``deliver`` (the service posts them to the loop with ``call_soon_threa
   then gets a ``crashed`` outcome; the rest of the batch is requeued.
 * Definitions are sent once per worker, keyed by content (:func:`definition_key`).
 * Start method ``forkserver`` with this package's worker preloaded: safe with threads
-  around (the server has some), and a replacement starts in milliseconds.
+  around (the server has some), and a replacement starts in milliseconds. Starting the
+  fork server itself costs 0.2-0.7 s, too much for a one-shot command: the offline CLI's
+  :class:`BlockingResolver` forks its worker directly (``fork``, a few milliseconds, the
+  parent's imports and compiled jq programs inherited), with the same worker code, budget
+  and timeout error.
 """
 
 from __future__ import annotations
@@ -101,9 +105,13 @@ def _expression_of(w: _Worker) -> str:
         return ""
 
 
-def _context() -> Any:
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([worker_module.__name__])
+def _context(start_method: str) -> Any:
+    """The multiprocessing context of ``start_method`` (``forkserver`` preloads the worker)."""
+    if start_method not in multiprocessing.get_all_start_methods():
+        start_method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(start_method)
+    if start_method == "forkserver":
+        ctx.set_forkserver_preload([worker_module.__name__])
     return ctx
 
 
@@ -115,19 +123,23 @@ class ResolverPool:
         timeout_s: hard budget of one resolution, seconds.
         deliver: called from the dispatcher thread with each :class:`Outcome`.
         batch: most jobs per message to a worker.
+        start_method: ``forkserver`` (the server) or ``fork`` (one-shot commands: no fork
+            server to start); a method the platform lacks falls back to ``forkserver``,
+            then ``spawn``.
 
     Raises:
         ValueError: ``workers`` < 1 or ``timeout_s`` <= 0.
     """
 
-    def __init__(self, workers: int, timeout_s: float, deliver: Callable[[Outcome], None], *, batch: int = 16) -> None:
+    def __init__(self, workers: int, timeout_s: float, deliver: Callable[[Outcome], None], *, batch: int = 16,
+                 start_method: str = "forkserver") -> None:
         if workers < 1:
             raise ValueError(f"resolver workers must be at least 1, got {workers}")
         if timeout_s <= 0:
             raise ValueError(f"resolution timeout must be positive, got {timeout_s}")
         self.size, self.timeout_s, self.batch = workers, timeout_s, batch
         self._deliver = deliver
-        self._ctx = _context()
+        self._ctx = _context(start_method)
         self._inbox: queue.SimpleQueue[list[_Item]] = queue.SimpleQueue()
         self._wake_recv, self._wake_send = multiprocessing.Pipe(duplex=False)
         self._pending: collections.deque[_Item] = collections.deque()
@@ -301,12 +313,13 @@ class ResolverPool:
 class BlockingResolver:
     """The pool used synchronously (offline CLI, services not started in an event loop).
 
-    Same worker code and time budget; ``resolve`` blocks until every job has an outcome.
+    Same worker code, time budget and timeout error; ``resolve`` blocks until every job has
+    an outcome. Workers are plain ``fork`` children (see the module docstring).
     """
 
-    def __init__(self, workers: int = 1, timeout_s: float = 2.0) -> None:
+    def __init__(self, workers: int = 1, timeout_s: float = 2.0, *, start_method: str = "fork") -> None:
         self._outcomes: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
-        self._pool = ResolverPool(workers, timeout_s, self._outcomes.put)
+        self._pool = ResolverPool(workers, timeout_s, self._outcomes.put, start_method=start_method)
         self._lock = threading.Lock()
         self._started = False
 

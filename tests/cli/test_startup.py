@@ -1,0 +1,172 @@
+"""Start-up of the offline CLI (issue 16 item 5): what it imports, what it compiles, how it resolves.
+
+Speed itself is measured by ``python -m benchmarks.startup`` (printed figures, no timed
+test); these tests pin the causes: offline commands import no server-only package, the
+catalog compiles only the kinds an input holds, and resolution runs in a plain ``fork``
+child with the server's budget and timeout error.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from server.cli.inputs import build_registry, offline_service, snapshot_reader
+from server.config import REPO_ROOT, default_catalog_dir
+from server.definitions.catalog import load_catalog
+from server.errors import DefinitionError
+from server.gvk import GVK
+from server.service.pool import BlockingResolver
+from tests.service.support import LOOP_PATH, demo, demo_definition
+
+JOBSET_FILE = REPO_ROOT / "tests" / "fixtures" / "objects" / "jobset-x-k8s-io-jobset-v1alpha2" / "running.yaml"
+SERVER_ONLY = ("kubernetes_asyncio", "aiohttp", "strawberry", "graphql", "starlette", "uvicorn",
+               "prometheus_client", "httpx", "websockets")
+
+# Runs one CLI command in a fresh interpreter, in process, and prints the exit code and the
+# server-only packages found in sys.modules afterwards.
+PROBE = """
+import contextlib, io, sys
+from server.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+loaded = [name for name in {names!r} if name in sys.modules]
+print(code, ",".join(loaded))
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    ["describe", "-f", str(JOBSET_FILE)],
+    ["describe", "-f", str(JOBSET_FILE), "-o", "json"],
+    ["get", "jobset", "--snapshot", str(JOBSET_FILE)],
+    ["describe", "jobset", "llm-pretrain", "--snapshot", str(JOBSET_FILE)],
+    ["catalog"],
+    ["validate", str(REPO_ROOT / "catalog")],
+    ["--version"],
+], ids=lambda argv: " ".join(a if "/" not in a else Path(a).name for a in argv))
+def test_an_offline_command_imports_no_server_only_package(argv: list[str]) -> None:
+    probe = PROBE.format(names=SERVER_ONLY)
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=120,
+                          cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    code, loaded = done.stdout.split()[0], done.stdout.strip().partition(" ")[2]
+    assert (code, loaded) == ("0", "")
+
+
+def test_the_catalog_loads_with_the_jq_rule_deferred_and_checks_only_the_kinds_asked() -> None:
+    catalog = load_catalog(default_catalog_dir(), defer_jq=True)
+    assert len(catalog.unchecked) == len(catalog) == 35  # every entry waits for its jq rule
+    catalog.check({("jobset.x-k8s.io", "JobSet")})
+    assert GVK("jobset.x-k8s.io", "v1alpha2", "JobSet") not in catalog.unchecked
+    assert len(catalog.unchecked) == 34
+    assert len(load_catalog(default_catalog_dir()).unchecked) == 0  # the default: fully checked at load
+
+
+def test_describe_compiles_the_kinds_of_its_input_only() -> None:
+    registry = build_registry()
+    reader = snapshot_reader([str(JOBSET_FILE)])
+    offline_service(registry, reader)
+    # the fixture holds a JobSet, its Jobs and their Pods: those three entries are checked,
+    # the other 32 wait
+    checked = {g.kind for g in set(e.gvk for e in registry.catalog) - registry.catalog.unchecked}
+    assert checked == {"JobSet", "Job", "Pod"}
+    assert len(registry.catalog.unchecked) == 32
+
+
+def test_a_deferred_jq_problem_is_reported_when_its_kind_is_needed(tmp_path: Path) -> None:
+    doc = yaml.safe_load((default_catalog_dir() / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
+    doc["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["phaseDefinition"] = {"path": ".a | del(.b)"}
+    (tmp_path / "jobset.yaml").write_text(yaml.safe_dump(doc))
+    catalog = load_catalog(tmp_path, defer_jq=True)  # loads: the jq rule waits
+    catalog.check({("apps", "Deployment")})  # not this kind: nothing to check
+    with pytest.raises(DefinitionError, match=r"catalog file jobset.yaml: .*phaseDefinition.path.*del function"):
+        catalog.check({("jobset.x-k8s.io", "JobSet")})
+    with pytest.raises(DefinitionError, match="del function"):
+        load_catalog(tmp_path)  # fully checked (wmap validate, catalog, serve): refused at load
+
+
+def test_an_empty_catalog_directory_is_an_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError, match=f"catalog directory {tmp_path} holds no \\*.yaml definition file"):
+        load_catalog(tmp_path)
+    with pytest.raises(DefinitionError, match=f"catalog directory {tmp_path / 'gone'} does not exist"):
+        load_catalog(tmp_path / "gone")
+    done = subprocess.run([sys.executable, "-m", "server", "--catalog-dir", str(tmp_path), "catalog"],
+                          capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"catalog directory {tmp_path} holds no *.yaml definition file" in done.stderr
+
+
+def test_the_offline_resolver_forks_and_ends_a_loop_at_the_servers_budget_with_its_error() -> None:
+    definition = demo_definition()
+    resolver = BlockingResolver(1, 1.0)
+    try:
+        from server.service.pool import definition_key
+        from server.service.worker import Job
+
+        key = definition_key(definition)
+        started = time.monotonic()
+        outcomes = {o.uid: o for o in resolver.resolve([(Job(o["metadata"]["uid"], key, {"root": o}), definition)
+                                                        for o in (demo("a", loop=True), demo("b"))])}
+        took = time.monotonic() - started
+        assert resolver._pool._ctx.get_start_method() == "fork"  # no fork server to start
+        # the same message as the server's pool (ResolverPool._expire): budget and expression
+        assert outcomes["uid-n-a"].status == "timeout"
+        assert outcomes["uid-n-a"].error == (
+            f"resolution exceeded its 1 s budget while evaluating jq expression {LOOP_PATH!r}")
+        assert outcomes["uid-n-b"].status == "ok"  # requeued on the replacement worker
+        assert 1.0 <= took < 8.0  # not before the 1 s budget; loose upper bound for a loaded machine
+    finally:
+        resolver.close()
+
+
+def test_describe_f_reports_a_looping_definition_at_the_2_s_budget(tmp_path: Path) -> None:
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(demo_definition().manifest))
+    (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all([demo("a", loop=True), demo("b", phase="done")]))
+    done = subprocess.run([sys.executable, "-m", "server", "describe", "-f", str(tmp_path / "objects.yaml"),
+                           "--definition", str(tmp_path / "demo.yaml"), "-o", "json"],
+                          capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    views = {v["name"]: v for v in json.loads(done.stdout)["items"]}
+    assert [e["message"] for e in views["a"]["errors"]] == [
+        f"resolution exceeded its 2 s budget while evaluating jq expression {LOOP_PATH!r}"]
+    assert views["b"]["phase"] == "Completed"  # .status.p "done" -> completed
+
+
+# --- lazy jq compilation: a simple path reaches the C library only when jq must run it
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from server.jq import compile_program  # noqa: E402
+from server.jq.fastpath import parse_fast_path  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet='.ab_"[]01-|/ ', min_size=1, max_size=14))
+def test_every_expression_the_fast_path_accepts_is_valid_jq(expression: str) -> None:
+    # the C compile of such an expression is deferred, so its grammar must be a subset of jq's
+    import jq
+
+    if parse_fast_path(expression) is not None:
+        jq.compile(expression)  # raises ValueError when jq refuses it
+
+
+def test_a_simple_path_is_compiled_by_jq_only_when_an_input_needs_jq() -> None:
+    program = compile_program(".spec.startup_lazy_probe[0]")
+    assert program.fast is not None and program._program is None  # no C compile yet
+    assert program.all({"spec": {"startup_lazy_probe": [7]}}) == [7]  # fast path: still no C program
+    assert program._program is None
+    # indexing a string: the fast path defers to jq, which compiles now and raises its own error
+    with pytest.raises(Exception, match="Cannot index string with number"):
+        program.all({"spec": {"startup_lazy_probe": "text"}})
+    assert program._program is not None
+    complex_program = compile_program("[.a[] | select(. > 1)] | length")
+    assert complex_program.fast is None and complex_program._program is not None  # compiled at once
