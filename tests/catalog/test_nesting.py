@@ -65,6 +65,8 @@ def variant(slug: str, *, drop_standin: bool = False, drop_components: tuple[str
     structure = manifest["spec"]["structureDefinition"]
     if drop_components:
         structure["childComponents"] = [c for c in structure["childComponents"] if c["name"] not in drop_components]
+        # the live-scale entries name the dropped components: without them they would be errors
+        manifest["metadata"]["annotations"].pop("workload-map.run.ai/live-scale", None)
         manifest["spec"].pop("optimizationInstructions", None)
     if root_without_pods:
         for key in ("specDefinition", "scaleDefinition", "podSelector"):
