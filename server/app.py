@@ -24,7 +24,8 @@ Callers (``settings.auth``): with ``none`` every request is the local caller (a 
 logged when the server listens beyond loopback); with ``kubernetes`` the cluster client
 checks tokens and permissions (``server.kube.reviews.KubeReviews`` behind a cached
 ``server.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
-store writes through an ``ImpersonatingClient``. Middleware, outermost first: metrics,
+store writes through an ``ImpersonatingClient``. Middleware, outermost first: admission
+(requests per loop turn, health first), metrics,
 CORS (only with ``--cors-origin``), body limit and read timeout, cross-site refusal,
 load shedding of expensive requests, time budget, authentication, settle-after-definition-change,
 stale-data header.
@@ -47,7 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from server.api.auth import AuthMiddleware
 from server.api.connections import GuardedH11Protocol, guarded_protocol
 from server.api.crosssite import CrossSiteMiddleware, cors_middleware
-from server.api.load import LoadSheddingMiddleware
+from server.api.load import AdmissionMiddleware, LoadSheddingMiddleware
 from server.api.errors import EXCEPTION_HANDLERS
 from server.api.metrics import Metrics
 from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
@@ -144,7 +145,8 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
                           allowed_origins=settings.http.cors_origins)
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),
+        middleware=[Middleware(AdmissionMiddleware),
+                    Middleware(MetricsMiddleware, metrics=runtime.metrics, routes=routes),
                     *cors_middleware(settings.http.cors_origins),
                     Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes,
                                timeout_s=settings.http.body_timeout_s),
