@@ -56,10 +56,12 @@ class QueryThread:
         self.name = name
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
-        self.submitted = 0
 
     def loop(self) -> asyncio.AbstractEventLoop:
         """The thread's loop, starting the thread the first time."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            return loop
         with self._lock:
             if self._loop is None or self._loop.is_closed():
                 ready = threading.Event()
@@ -88,7 +90,6 @@ class QueryThread:
         Raises:
             Exception: whatever ``coro`` raises.
         """
-        self.submitted += 1
         future = asyncio.run_coroutine_threadsafe(coro, self.loop())
         return await asyncio.wrap_future(future)
 
