@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,7 @@ from server.config import Settings
 from server.gvk import GVK
 from server.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
-from tests.api.live import serving
+from tests.api.live import serving, wait_until
 
 PAGE = "{ workloads(first: 500) { totalCount nodes { namespace kind name } pageInfo { hasNextPage } } }"
 DEPLOYMENT = GVK("apps", "v1", "Deployment")
@@ -119,3 +120,30 @@ async def test_pages_stay_consistent_while_views_change(settings: Settings) -> N
     # after the churn: JobSet + 120 base + the churn Deployments left present
     assert final["totalCount"] == 121 + len(present)
     assert {n["name"] for n in final["nodes"] if n["name"].startswith("churn-")} == present
+
+
+async def test_a_query_past_its_budget_is_504_and_the_query_thread_goes_on(tmp_path: Path) -> None:
+    from server.auth.access import KubernetesAccess
+    from server.config import AuthSettings, HttpSettings
+    from tests.auth.support import RULES, USERS, FakeReviewer, PluralReader, bearer, objects
+
+    settings = Settings(state_dir=tmp_path / "s", auth=AuthSettings(mode="kubernetes"),
+                        http=HttpSettings(request_timeout_s=0.5))
+    reviewer = FakeReviewer(USERS, RULES)
+    app = create_app(settings, reader=PluralReader(objects()), access=KubernetesAccess(reviewer))
+    async with serving(app) as address, httpx.AsyncClient(base_url=f"http://{address}", timeout=30) as client:
+        # bob's token is reviewed (and cached) by a query that needs no access review
+        warm = await client.post("/graphql", json={"query": "{ definitions { name } }"}, headers=bearer("bob-token"))
+        assert warm.status_code == 200 and "errors" not in warm.json()
+        reviewer.delay = 2.0  # bob's list review, made on the server's loop from the query thread, takes 2 s
+        slow = await client.post("/graphql", json={"query": "{ workloads { totalCount } }"},
+                                 headers=bearer("bob-token"))
+        assert slow.status_code == 504 and slow.json()["error"] == "deadline_exceeded", slow.text
+        assert (await client.get("/livez")).status_code == 200
+        reviewer.delay = 0.0
+        # bob's reviews go on (shielded, shared per key) and hold the policy's review slots
+        await wait_until(lambda: reviewer.in_flight == 0, 60)
+        root = await client.post("/graphql", json={"query": "{ workloads { totalCount } }"},
+                                 headers=bearer("root-token"))
+    # root may list JobSets everywhere: train-a, train-b and train-c
+    assert root.status_code == 200 and root.json()["data"]["workloads"]["totalCount"] == 3, root.text
