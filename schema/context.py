@@ -1,10 +1,17 @@
-"""The typed GraphQL context: what every resolver may use (``Info[Context, None]``)."""
+"""The typed GraphQL context: what every resolver may use (``Info[Context, None]``).
+
+Queries run in the query thread (``server.api.offload``), not on the server's event loop:
+a resolver reads the materialized views directly (they are safe to read there) and awaits
+access reviews through :meth:`Context.review`, which runs them on the server's loop where
+the policy's caches and API clients live.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from server.auth.access import Guard
 from server.auth.scope import pod_namespaces
@@ -13,6 +20,8 @@ from server.errors import CacheNotReady
 from server.kube.reader import Reader
 from server.service import WorkloadService
 from server.service.registration import Registrar
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -33,6 +42,8 @@ class Context:
             writes are not available).
         pod_namespaces: namespaces where the caller may get pods, filled by the top-level
             resolvers before nested pod fields are resolved (see :meth:`shows_pods`).
+        loop: the server's event loop (where access reviews run, see :meth:`review`);
+            None: wherever the resolver runs.
     """
 
     service: WorkloadService
@@ -46,6 +57,7 @@ class Context:
     pod_namespaces: set[str] = field(default_factory=set)
     writer: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def caller(self) -> str:
@@ -76,7 +88,24 @@ class Context:
             ReviewUnavailable: a review could not be made.
         """
         if not self.guard.is_open:
-            self.pod_namespaces |= await pod_namespaces(self.guard, namespaces) or set()
+            allowed = await self.review(pod_namespaces(self.guard, list(namespaces)))
+            self.pod_namespaces |= allowed or set()
+
+    async def review(self, check: Coroutine[Any, Any, T]) -> T:
+        """Await an access check (``server.auth.scope``) on the server's loop.
+
+        The policy's caches, semaphores and API clients belong to that loop; a resolver in
+        the query thread hops there and back (two loop wake-ups). With authentication off
+        (``guard.is_open``) every check returns before awaiting anything, so it runs right
+        here.
+
+        Raises:
+            ReviewUnavailable: a review could not be made.
+        """
+        loop = self.loop
+        if self.guard.is_open or loop is None or loop is asyncio.get_running_loop():
+            return await check
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(check, loop))
 
     def shows_pods(self, namespace: str | None) -> bool:
         """True when pod details in ``namespace`` may be shown (fail-closed: unknown = hidden)."""

@@ -3,8 +3,9 @@
 Visibility (``server.auth.scope``): ``workloads`` and ``gpuSummary`` hold only what the
 caller may list; ``workload`` is null for one the caller may not list, exactly as for a
 missing one; pod details are shown only where the caller may get pods. The three
-resolvers are ``async`` for the (cached) permission reviews; nested fields stay plain
-``def``s over the precomputed views.
+resolvers are ``async`` for the (cached) permission reviews, which run on the server's loop
+(``Context.review``: queries execute in the query thread); nested fields stay plain ``def``s
+over the precomputed views.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Query:
         if cluster is None or cluster == ctx.cluster:
             filters = {"namespace": namespace, "kind": kind, "group": _core(group) if group is not None else None,
                        "definition": definition}
-            allow = await list_scope(ctx.guard, ctx.service, **filters)
+            allow = await ctx.review(list_scope(ctx.guard, ctx.service, **filters))
             views = ctx.service.workloads(**filters, phase=phase.value if phase is not None else None, allow=allow)
         page = paginate(views, first=first, after=after)
         await ctx.learn_pod_access(v.namespace for v in page.items)
@@ -110,7 +111,7 @@ class Query:
         ctx = info.context
         ctx.require_ready()
         namespace = namespace or None
-        allow = await workload_scope(ctx.guard, ctx.service, namespace, _core(group), kind)
+        allow = await ctx.review(workload_scope(ctx.guard, ctx.service, namespace, _core(group), kind))
         try:
             view = ctx.service.workload(namespace, _core(group), kind, name, allow=allow)
         except WorkloadNotFound:
@@ -127,7 +128,7 @@ class Query:
         ctx = info.context
         ctx.require_ready()
         placement = ctx.service.pod_placement(namespace, name)
-        if placement is None or not await may_see(ctx.guard, ctx.reader, placement.view):
+        if placement is None or not await ctx.review(may_see(ctx.guard, ctx.reader, placement.view)):
             return None
         await ctx.learn_pod_access([namespace])
         return PodWorkload(placement=placement, cluster_name=ctx.cluster)
@@ -167,7 +168,7 @@ class Query:
         """GPU summary."""
         ctx = info.context
         ctx.require_ready()
-        allow = await list_scope(ctx.guard, ctx.service, namespace=namespace)
+        allow = await ctx.review(list_scope(ctx.guard, ctx.service, namespace=namespace))
         views = None  # everything visible: the service's incremental aggregates answer
         if allow is not None or namespace is not None or group_by == GroupBy.NODE:
             views = ctx.service.workloads(namespace=namespace, allow=allow)

@@ -11,10 +11,17 @@ websocket either authenticated its upgrade request the same way or authenticates
 before the connection is acknowledged. A refused websocket is closed (4403 with
 graphql-transport-ws). At most ``settings.http.max_subscriptions`` subscriptions run per
 connection.
+
+Queries run off the event loop (:mod:`server.api.offload`): parsing, the cost check,
+validation, execution and the JSON encoding of the answer happen in the query thread, and
+a mutation found there is executed back on the server's loop (its writes, registrations
+and API clients belong to it). Subscriptions (websocket, SSE, multipart) stay on the loop:
+they mostly wait for changes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -31,6 +38,7 @@ from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLRequestData
 from strawberry.http.types import HTTPMethod
+from strawberry.types import ExecutionResult
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
@@ -41,11 +49,12 @@ from strawberry.types.unset import UnsetType
 
 from schema.context import Context
 from schema.cost import CostLimits, QueryRefused, select_operation
-from schema.schema import COST_LIMITS_KEY, MAX_TOKENS, schema
+from schema.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
 from server.api.auth import GUARD_KEY
 from server.api.crosssite import media_type
 from server.api.errors import HTTP_CODES
 from server.api.graphiql import GraphiQLPage
+from server.api.offload import QUERIES, on_loop
 from server.api.runtime import runtime_of
 from server.auth.access import UNAUTHENTICATED, Guard
 from server.auth.identity import payload_token
@@ -164,6 +173,45 @@ class GraphQLApp(GraphQL[Context, None]):
             raise HTTPException(400, f"the GraphQL request must be a JSON object, got {type(value).__name__}")
         return value
 
+    async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Context,
+                             root_value: Any, request_data: GraphQLRequestData) -> ExecutionResult:
+        """Execute one operation in the query thread; its answer is JSON-encoded there too.
+
+        A mutation goes back to the server's loop for its execution (see module doc).
+
+        Raises:
+            StrawberryHTTPException: as strawberry's (no operation, operation type not allowed).
+        """
+        execute = super().execute_single
+        args = (request, request_adapter, sub_response, context, root_value, request_data)
+        server_loop = asyncio.get_running_loop()
+
+        async def off_loop() -> ExecutionResult:
+            if _is_mutation(request_data):
+                result = await on_loop(server_loop, execute(*args))
+            else:
+                result = await execute(*args)
+            data = await super(GraphQLApp, self).process_result(request, result)
+            setattr(result, _ENCODED, _Encoded(data, self.encode_json(data)))
+            return result
+
+        return await QUERIES.run(off_loop())
+
+    async def process_result(self, request: Any, result: ExecutionResult) -> Any:
+        """The answer of ``result``: the one encoded in the query thread when there is one."""
+        encoded = getattr(result, _ENCODED, None)
+        if isinstance(encoded, _Encoded):
+            return encoded
+        return await super().process_result(request, result)
+
+    def encode_json(self, data: object) -> str | bytes:
+        """JSON text of an answer; one encoded in the query thread is not encoded again."""
+        if isinstance(data, _Encoded):
+            return data.body
+        if isinstance(data, list) and data and all(isinstance(item, _Encoded) for item in data):
+            return b"[" + b",".join(_as_bytes(item.body) for item in data) + b"]"  # a batch
+        return super().encode_json(data)
+
     async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> Context:
         """Build the per-request context from the app runtime and the request's guard.
 
@@ -177,7 +225,7 @@ class GraphQLApp(GraphQL[Context, None]):
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
                        is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
-                       request=request, response=response, writer=_writer(runtime))
+                       request=request, response=response, writer=_writer(runtime), loop=asyncio.get_running_loop())
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """Authenticate a websocket from its ``connection_init`` payload.
@@ -213,6 +261,38 @@ def graphql_app(*, max_subscriptions: int = 16, allowed_origins: tuple[str, ...]
                      allowed_origins=list(allowed_origins))
     app.page = page
     return app
+
+
+_ENCODED = "wmap_encoded"
+"""Attribute of an ``ExecutionResult`` holding its :class:`_Encoded` answer."""
+
+
+class _Encoded(dict[str, Any]):
+    """An answer (``data``/``errors``/``extensions``) with its JSON text, made in the query thread."""
+
+    def __init__(self, data: Mapping[str, Any], body: str | bytes) -> None:
+        super().__init__(data)
+        self.body = body
+
+
+def _as_bytes(body: str | bytes) -> bytes:
+    return body.encode() if isinstance(body, str) else body
+
+
+_parse = SafeParserCache(maxsize=CACHE_SIZE).cached_parse_document
+"""The parse the schema's parser cache does (same cache: a document is parsed once)."""
+
+
+def _is_mutation(request_data: GraphQLRequestData) -> bool:
+    """True when the operation to run is a mutation; a document that does not parse is not."""
+    query = request_data.query
+    if not isinstance(query, str) or "mutation" not in query:
+        return False
+    try:
+        operation = select_operation(_parse(query, max_tokens=MAX_TOKENS), request_data.operation_name)
+    except (GraphQLError, QueryRefused):
+        return False  # the schema reports it
+    return operation is not None and operation.operation == OperationType.MUTATION
 
 
 def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:

@@ -236,13 +236,14 @@ class WorkloadService:
         """
         self._refresh()
         cacheable = allow is None and namespaces is None
-        key = (self.store.generation, namespace, kind, group, phase, definition)
+        snapshot = self.store.snapshot()  # one consistent generation, also for readers in other threads
+        key = (snapshot.generation, namespace, kind, group, phase, definition)
         if cacheable and key in self._list_cache:
             return self._list_cache[key]
         allowed = set(namespaces) if namespaces is not None else None
         kind_l, phase_l = (kind or "").lower(), (phase or "").lower()
         out: list[WorkloadView] = []
-        for record in self.store.records():
+        for record in snapshot.records:
             view, gvk = record.view, record.gvk
             if (kind and gvk.kind.lower() != kind_l) or (group is not None and gvk.group != group) \
                     or (definition and record.entry.definition.name != definition) \
@@ -304,7 +305,7 @@ class WorkloadService:
             self._refresh()
             hit = self._summaries.get(group_by)
             if hit is None or hit[0] != self.store.generation:
-                hit = self._summaries[group_by] = (self.store.generation, self.store.aggregates.summary(group_by))
+                hit = self._summaries[group_by] = self.store.summary(group_by)
             return hit[1]
         from server.service.views import Aggregates
 

@@ -1,0 +1,53 @@
+"""ViewStore snapshots read from another thread while the store changes are consistent.
+
+GraphQL queries read the views in the query thread while the event loop writes them
+(server.api.offload); here a writer thread plays the loop.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+from server.service.views import ViewStore, sort_key
+from tests.service.test_aggregates import ENTRY, _view
+
+SIZE = 3000
+
+
+def test_snapshots_and_summaries_are_whole_generations_while_a_thread_writes() -> None:
+    rng = random.Random(7)
+    store = ViewStore()
+    for i in range(SIZE):
+        store.put(ENTRY, _view(rng, f"u{i}", f"w{i:05d}", f"ns{i % 7}"))
+    stop = threading.Event()
+
+    def writer() -> None:
+        """Replace random views under new names (the count stays SIZE), at most 50,000 times."""
+        wrng = random.Random(8)
+        for step in range(50_000):
+            if stop.is_set():
+                return
+            i = wrng.randrange(SIZE)
+            store.put(ENTRY, _view(wrng, f"u{i}", f"w{wrng.randrange(100_000):05d}-{step}", f"ns{i % 7}"))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    generations: set[int] = set()
+    try:
+        deadline = time.monotonic() + 20
+        while len(generations) < 200 and time.monotonic() < deadline and thread.is_alive():
+            snapshot = store.snapshot()
+            generations.add(snapshot.generation)
+            keys = [sort_key(r.view) for r in snapshot.records]
+            # a put replaces one view: every generation holds exactly SIZE views, in list order
+            assert len(keys) == SIZE and keys == sorted(keys)
+            assert len({k[3] for k in keys}) == SIZE
+            generation, buckets = store.summary("NAMESPACE")
+            assert generation >= snapshot.generation
+            assert sum(b.workloads for b in buckets) == SIZE
+    finally:
+        stop.set()
+        thread.join(30)
+    assert len(generations) >= 20  # the writer really ran between the reads
