@@ -98,21 +98,23 @@ class Mutation:
                                      "REST body. dryRun returns the patch only.")
     async def update_pod_template(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
                                   change: str, resource_version: str | None = None,
-                                  dry_run: bool | None = False) -> WorkloadActionResult:
+                                  dry_run: bool | None = False, cluster: str | None = None) -> WorkloadActionResult:
         """Change pod templates through the definition."""
         return await act(info.context, (namespace, group, kind, name), change=change,
-                         resource_version=resource_version, dry_run=bool(dry_run))
+                         resource_version=resource_version, dry_run=bool(dry_run), cluster=cluster)
 
     @strawberry.mutation(description="Suspend a workload with its definition's suspendActions.")
     async def suspend_workload(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
-                               resource_version: str | None = None, dry_run: bool | None = False) -> WorkloadActionResult:
+                               resource_version: str | None = None, dry_run: bool | None = False,
+                               cluster: str | None = None) -> WorkloadActionResult:
         """Suspend."""
         return await act(info.context, (namespace, group, kind, name), suspend=True,
-                         resource_version=resource_version, dry_run=bool(dry_run))
+                         resource_version=resource_version, dry_run=bool(dry_run), cluster=cluster)
 
     @strawberry.mutation(description="Resume a workload with its definition's resumeActions.")
     async def resume_workload(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
-                              resource_version: str | None = None, dry_run: bool | None = False) -> WorkloadActionResult:
+                              resource_version: str | None = None, dry_run: bool | None = False,
+                              cluster: str | None = None) -> WorkloadActionResult:
         """Resume."""
         return await act(info.context, (namespace, group, kind, name), suspend=False,
-                         resource_version=resource_version, dry_run=bool(dry_run))
+                         resource_version=resource_version, dry_run=bool(dry_run), cluster=cluster)

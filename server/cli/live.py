@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -79,7 +80,13 @@ def register(sub: Any) -> None:
                               "WMAP_RESOLUTION_TIMEOUT, WMAP_STALE_AFTER and WMAP_WORKLOAD_METRICS.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
-    _source_flags(s)
+    s.add_argument("--snapshot", action="append", default=[],
+                   help="serve objects from files or directories (repeatable; '-' for stdin)")
+    s.add_argument("--kubeconfig", action="append", default=[],
+                   help="kubeconfig file (repeatable: merged as $KUBECONFIG; several and no --context: one "
+                        "cluster per file, its current-context)")
+    s.add_argument("--context", action="append", default=[],
+                   help="kubeconfig context (repeatable: one cluster per context, served together)")
     s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
@@ -151,6 +158,13 @@ def _pick(args: argparse.Namespace, env: dict[str, Any], name: str, default: Any
     return env.get(name, default)
 
 
+def _listed(value: Any) -> tuple[str, ...]:
+    """A repeatable flag's values (a single string, as older callers pass, counts as one)."""
+    if not value:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
     """Settings for ``wmap serve`` from flags over ``WMAP_*`` variables over defaults.
 
@@ -171,9 +185,12 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                         header_timeout_s=_pick(args, env, "header_timeout", 10.0),
                         body_timeout_s=_pick(args, env, "body_timeout", 10.0))
     auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
+    kubeconfigs, contexts = _listed(args.kubeconfig), _listed(args.context)
     settings = Settings(
         http=http, auth=auth,
-        kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
+        kube=KubeSettings(kubeconfig=os.pathsep.join(kubeconfigs) or None,
+                          context=contexts[0] if len(contexts) == 1 else None,
+                          kubeconfigs=kubeconfigs, contexts=contexts,
                           namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name,
                           stale_after_s=_pick(args, env, "stale_after", 30.0)),
@@ -185,6 +202,10 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         workload_metrics=_pick(args, env, "workload_metrics", True),
         resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
                                   timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
+    several = len(contexts) > 1 or (len(kubeconfigs) > 1 and not contexts)
+    if several and auth.mode == "kubernetes":
+        raise InvalidRequest("--auth kubernetes checks callers against one API server: serve several clusters "
+                             "(several --context or --kubeconfig) with --auth none for now")
     if settings.resolver.workers < 0 or settings.resolver.timeout_s <= 0:
         raise InvalidRequest("--resolver-workers must be >= 0 (0: one per CPU core) and --resolution-timeout > 0")
     if auth.mode not in ("none", "kubernetes"):
