@@ -97,12 +97,12 @@ class SettleAfterDefinitionChange:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        generation = self.runtime.registry.generation
+        generation = self.runtime.definitions_generation()
 
         async def settle_then_send(message: Message) -> None:
             service = self.runtime.service
             if (message["type"] == "http.response.start" and service is not None
-                    and self.runtime.registry.generation != generation):
+                    and self.runtime.definitions_generation() != generation):
                 await service.settled(WRITE_SETTLE_S)
             await send(message)
 
@@ -209,7 +209,7 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
     Each cluster gets its own definition registry (the catalog, ``definitions_dir`` and that
     cluster's Karta objects: a Karta applies to the workloads of its own cluster) and
     ``max(1, workers // clusters)`` resolver processes. Karta registrations through the API
-    and the definitions listed go to the first cluster. A cluster that cannot be reached at
+    go to the cluster named by their ``cluster`` argument, else to the first cluster. A cluster that cannot be reached at
     start is attached all the same: its informers retry and report the error.
 
     Returns:
@@ -236,6 +236,7 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
                                   cluster=target.name, feed=feed)
         registrar = Registrar(registry, KartaStore(client), watch=cache.watch)
         runtime.followers.append((registrar, cache))
+        runtime.registrars[target.name] = registrar
         members[target.name] = (service, ClusterWriter(client, cache.discovery))
         crds[target.name] = await _karta_crd_state(client, kube.install_karta_crd)
         cache.watch(KARTA_GVK)

@@ -169,7 +169,8 @@ class GraphQLApp(GraphQL[Context, None]):
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
                        is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
-                       request=request, response=response, writer=_writer(runtime))
+                       request=request, response=response, writer=_writer(runtime),
+                       extra={"registrars": runtime.registrars} if runtime.registrars else {})
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """Authenticate a websocket from its ``connection_init`` payload.

@@ -184,6 +184,9 @@ async def wait_for_phase(service: WorkloadService, request: Request, target: Pha
             except TimeoutError:
                 raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
                                   f"within {timeout:g}s", [phase_state(view)]) from None
+            changed = change.view or change.previous
+            if changed is not None and changed.cluster != view.cluster:
+                continue  # the same uid in another cluster (uids are unique per cluster only)
             if change.view is None:
                 raise WorkloadNotFound(f"workload {view.kind} {view.namespace}/{view.name} was deleted while waiting")
             view = change.view

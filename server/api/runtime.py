@@ -23,6 +23,7 @@ from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_polic
 from server.kube.snapshot import SnapshotReader
 from server.service import WorkloadService
 from server.service.actions import SnapshotWriter
+from server.service.fleet import registrar_for
 from server.service.registration import Registrar
 from server.service.stores import DefinitionStore
 
@@ -67,6 +68,12 @@ class Runtime:
     writer: Any = None
     followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
     karta_crds: dict[str, str] = field(default_factory=dict)
+    registrars: dict[str, Registrar] = field(default_factory=dict)
+
+    def definitions_generation(self) -> int:
+        """A number that changes whenever any cluster's definitions change (read-your-writes)."""
+        registries = {id(r.registry): r.registry for r, _ in self.followers} or {id(self.registry): self.registry}
+        return sum(r.generation for r in registries.values())
 
     def policy(self) -> GpuPolicy:
         """The GPU policy of the settings."""
@@ -140,15 +147,16 @@ class Runtime:
             raise CacheNotReady("informer caches are not synced yet; retry shortly")
         return self.service
 
-    def require_registrar(self) -> Registrar:
-        """The registrar (available once a reader is attached).
+    def require_registrar(self, cluster: str | None = None) -> Registrar:
+        """The registrar of ``cluster`` (None: the first cluster), once a reader is attached.
 
         Raises:
             CacheNotReady: before start-up attached a reader.
+            InvalidRequest: ``cluster`` is not a cluster this server reads.
         """
         if self.registrar is None:
             raise CacheNotReady("the server is starting; retry shortly")
-        return self.registrar
+        return registrar_for(self.registrar, self.registrars, self.cluster, cluster)
 
     def require_writer(self) -> Any:
         """The workload writer: the cluster's, or one over the snapshot reader.

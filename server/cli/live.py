@@ -290,6 +290,15 @@ def _merge_kartas(registry: DefinitionRegistry, reader: Reader) -> None:
               + "; ".join(str(p) for p in skipped.problems), file=sys.stderr)
 
 
+def _cluster_of(args: argparse.Namespace) -> str:
+    """The cluster name ``wmap get`` stamps on views: the kubeconfig context ("" over files)."""
+    if getattr(args, "snapshot", None):
+        return ""
+    from server.cli.kubectl import context_name
+
+    return context_name(args.kubeconfig, args.context)
+
+
 def cmd_get(args: argparse.Namespace) -> int:
     """``wmap get KIND``: list top-level workloads of a type."""
     configure_logging(args.log_format, "WARNING")
@@ -327,8 +336,8 @@ async def _get(args: argparse.Namespace) -> int:
     reader, close = await _read(args, registry, entries, namespace)
     try:
         group_kind = entries[0].gvk.group_kind
-        views = [v for v in WorkloadService(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
-                                                                        group=group_kind[0])
+        service = WorkloadService(registry, reader, cluster=_cluster_of(args))
+        views = [v for v in service.workloads(namespace=namespace, kind=group_kind[1], group=group_kind[0])
                  if (not phases or any(p.value.lower() in phases for p in v.phases))
                  and matches(selector, ((reader.by_uid(v.uid) or {}).get("metadata") or {}).get("labels"))]
     finally:

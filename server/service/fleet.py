@@ -29,6 +29,7 @@ from server.resolution import WorkloadView
 from server.service import WorkloadService
 from server.service.feed import ChangeFeed
 from server.service.pods import PodPlacement
+from server.service.registration import Registrar
 from server.service.views import GpuBucket
 
 
@@ -293,3 +294,20 @@ def route_write(service: Any, writer: Any, identity: tuple[str, str, str, str],
     member = service.member(cluster) if cluster is not None else None  # an unknown name fails here
     view = (member or service).workload(namespace, group, kind, name)
     return service.member(view.cluster), service.writers.get(view.cluster)
+
+
+def registrar_for(first: Registrar, registrars: dict[str, Registrar], name: str,
+                  cluster: str | None) -> Registrar:
+    """The registrar of ``cluster``: ``first`` for None (or the single cluster's ``name``).
+
+    Raises:
+        InvalidRequest: ``cluster`` names no served cluster (the message lists them).
+    """
+    if cluster is None:
+        return first
+    if cluster in registrars:
+        return registrars[cluster]
+    if not registrars and cluster == name:
+        return first
+    names = ", ".join(registrars) or name
+    raise InvalidRequest(f"cluster must be one of {names}, got {cluster!r}")

@@ -115,3 +115,19 @@ def test_cluster_targets_follow_the_kubeconfig_merging_rules(tmp_path: Path) -> 
     with pytest.raises(InvalidRequest, match="current-context is not set"):
         (tmp_path / "c").write_text("apiVersion: v1\n")
         cluster_targets([a, str(tmp_path / "c")], [])
+
+
+def test_wide_output_names_each_workloads_cluster(fleet: Fleet) -> None:
+    from server.cli.render import render_list
+
+    lines = render_list(fleet.workloads(), "wide").splitlines()
+    assert lines[0].split() == ["NAME", "NAMESPACE", "PHASE", "GPUS", "AGE", "DEFINITION", "PODS", "NODES", "CLUSTER"]
+    assert [line.split()[0] + "@" + line.split()[-1] for line in lines[1:]] == ["p@east", "p@west", "q@east"]
+
+
+def test_the_cli_names_the_context_it_reads(tmp_path: Path) -> None:
+    from server.cli.kubectl import context_name
+
+    a = _kubeconfig(tmp_path / "a", "prod")
+    assert context_name(a) == "prod" and context_name(a, "lab") == "lab"
+    assert context_name(None, environ={}, sa_dir=tmp_path) == ""  # nothing configured

@@ -12,6 +12,11 @@ Seed, the same namespace name in both clusters:
 * west: JobSet ``train`` (same namespace and name: the collision case) with the same 12,
   plus a bare Pod ``solo`` with 2 GPUs bound to node-b: 12 + 2 = 14 spec / 14 pods / 14
   allocated; 2 workloads.
+
+Then: west's train is suspended through the server (only west's object changes); a
+definition registered for west is a Karta in west only and applies to west's train only;
+west's API server is stopped: west is reported stale with its error, east keeps being
+served and updated (a new 1-GPU pod: east 12 + 1 = 13), ``/readyz`` stays 200.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ from server.app import create_app
 from server.config import KubeSettings, ResolverSettings, Settings
 from tests.api.live import serving
 from tests.api.test_cluster_e2e import create_seed, wait_until_async
+from tests.api.test_mutations import jobset_definition
 
 pytestmark = pytest.mark.cluster
 
 JOBSETS = "jobset.x-k8s.io/JobSet"
+KARTAS = "/apis/run.ai/v1alpha1/kartas"
 LIST = """query($ns: String, $cluster: String) { workloads(namespace: $ns, cluster: $cluster) { totalCount
     nodes { cluster kind name gpu { requestedBySpec requestedByPods allocated } } } }"""
 SUMMARY = "{ gpuSummary(groupBy: CLUSTER) { key workloads gpu { requestedBySpec requestedByPods allocated } } }"
@@ -141,11 +148,38 @@ async def test_two_clusters_listed_summed_filtered_written_and_one_lost(
             assert [(c["name"], c["synced"], c["stale"]) for c in clusters] == [("east", True, False),
                                                                                 ("west", True, False)]
 
+            await _check_karta_per_cluster(client, kube_east, kube_west, namespace)
+
             await asyncio.to_thread(west.stop_apiserver)
             try:
                 await _check_west_lost(client, kube_east, namespace)
             finally:
                 await asyncio.to_thread(west.start_apiserver)
+
+
+async def _definition_of(client: httpx.AsyncClient, ns: str, cluster: str) -> tuple[str, str]:
+    query = ('{ workload(namespace: "%s", group: "jobset.x-k8s.io", kind: "JobSet", name: "train", cluster: "%s") '
+             '{ definition origin } }' % (ns, cluster))
+    w = (await gql(client, query))["workload"]
+    return w["definition"], w["origin"]
+
+
+async def _check_karta_per_cluster(client: httpx.AsyncClient, kube_east: httpx.AsyncClient,
+                                   kube_west: httpx.AsyncClient, ns: str) -> None:
+    """A definition registered for west is a Karta in west only and applies to west's workloads only."""
+    response = await client.post("/api/v1/definitions", params={"cluster": "west"},
+                                 content=yaml.safe_dump(jobset_definition("west-jobset")),
+                                 headers={"Content-Type": "application/yaml"})
+    assert response.status_code == 201, response.text
+    assert (await kube_west.get(f"{KARTAS}/west-jobset")).status_code == 200
+    assert (await kube_east.get(f"{KARTAS}/west-jobset")).status_code == 404
+    assert await _definition_of(client, ns, "west") == ("west-jobset", "cluster")
+    assert await _definition_of(client, ns, "east") == ("jobset-x-k8s-io-jobset-v1alpha2", "catalog")
+    unknown = await client.post("/api/v1/definitions", params={"cluster": "north"},
+                                content=yaml.safe_dump(jobset_definition("x")),
+                                headers={"Content-Type": "application/yaml"})
+    assert unknown.status_code == 400 and "cluster must be one of east, west" in unknown.text
+    assert (await client.delete("/api/v1/definitions/west-jobset", params={"cluster": "west"})).status_code == 200
 
 
 async def _west_stale(client: httpx.AsyncClient) -> dict | None:
