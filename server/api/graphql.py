@@ -168,7 +168,7 @@ class GraphQLApp(GraphQL[Context, None]):
         request.scope[COST_LIMITS_KEY] = CostLimits(max_cost=runtime.settings.http.graphql_max_cost)
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
-                       is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
+                       is_ready=runtime.can_answer, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
                        request=request, response=response, writer=_writer(runtime),
                        extra={"registrars": runtime.registrars} if runtime.registrars else {})
 

@@ -24,7 +24,6 @@ from starlette.responses import PlainTextResponse
 
 from server.api.runtime import Runtime, runtime_of
 from server.kube.freshness import freshness, iso_time, kind_name
-from server.service.fleet import combined
 from server.kube.reader import InformerStatus
 
 
@@ -56,7 +55,7 @@ def freshness_line(runtime: Runtime) -> str:
 
     Never blocking: stale data is served, flagged.
     """
-    summary = freshness(runtime.states()) if not runtime.karta_crds else combined(runtime.cluster_states())
+    summary = runtime.freshness()
     if not summary.stale:
         return "[+]freshness ok"
     kinds = ", ".join(summary.stale_kinds)

@@ -23,7 +23,8 @@ from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_polic
 from server.kube.snapshot import SnapshotReader
 from server.service import WorkloadService
 from server.service.actions import SnapshotWriter
-from server.service.fleet import registrar_for
+from server.kube.freshness import Freshness, freshness
+from server.service.fleet import combined, registrar_for
 from server.service.registration import Registrar
 from server.service.stores import DefinitionStore
 
@@ -104,6 +105,12 @@ class Runtime:
             out[name] = dict(states()) if callable(states) else {}
         return out
 
+    def freshness(self) -> Freshness:
+        """How current the served data is: the reader's, or with several clusters all of them together."""
+        if self.karta_crds:
+            return combined(self.cluster_states())
+        return freshness(self.states())
+
     def is_synced(self) -> bool:
         """True when every cluster's reader has synced once."""
         readers = self.cluster_readers()
@@ -133,14 +140,25 @@ class Runtime:
         """
         return self.started and self.service is not None and self.is_synced() and self.service.is_ready()
 
+    def can_answer(self) -> bool:
+        """True once queries are answered.
+
+        That is :meth:`is_ready`, or with several clusters ``Fleet.answering`` (clusters
+        unreachable since the start are left out, and reported).
+        """
+        answering = getattr(self.service, "answering", None)
+        if self.started and callable(answering):
+            return bool(answering())
+        return self.is_ready()
+
     def require_service(self) -> WorkloadService:
-        """The service, once ready.
+        """The service, once it answers (:meth:`can_answer`).
 
         Raises:
             CacheNotReady: before start-up finished, before the caches synced or before every
                 workload has a view.
         """
-        if not self.is_ready() or self.service is None:
+        if not self.can_answer() or self.service is None:
             if self.service is not None and self.started and self.is_synced():
                 resolved, known = self.service.progress()
                 raise CacheNotReady(f"resolving workloads (resolved {resolved} of {known}); retry shortly")

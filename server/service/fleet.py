@@ -80,6 +80,12 @@ def combined(states: Mapping[str, Mapping[GVK, InformerStatus]]) -> Freshness:
         last_success=None if None in contacts else min(c for c in contacts if c is not None))
 
 
+def _failing(reader: Any) -> bool:
+    """True when an informer that has not synced yet reports an error (cluster unreachable)."""
+    states = getattr(reader, "states", None)
+    return callable(states) and any(s.last_error and not s.is_settled for s in states().values())
+
+
 def fleet_order(view: WorkloadView) -> tuple[str, str, str, str, str]:
     """Merged list order: namespace, kind, group, name, cluster."""
     return (view.namespace or "", view.kind, view.group, view.name, view.cluster)
@@ -197,6 +203,24 @@ class Fleet:
     def is_ready(self) -> bool:
         """True once every cluster's workloads have views (see README "Several clusters")."""
         return all(s.is_ready() for s in self.members.values())
+
+    def answering(self) -> bool:
+        """True when queries can be answered (a weaker gate than :meth:`is_ready`).
+
+        Every cluster has its views, except clusters that have never synced and whose
+        informers are failing (unreachable from the start): those are left out and
+        reported (``clusters``, ``/readyz?verbose``); at least one cluster must answer. A
+        cluster still syncing without error (a normal start) holds answers back, so no
+        answer silently lacks a cluster that is about to arrive.
+        """
+        answering = 0
+        for service in self.members.values():
+            synced = service.reader.is_synced()
+            if synced and service.is_ready():
+                answering += 1
+            elif synced or not _failing(service.reader):
+                return False
+        return answering > 0
 
     def progress(self) -> tuple[int, int]:
         """``(resolved, known)`` summed over the clusters."""

@@ -22,6 +22,7 @@ served and updated (a new 1-GPU pod: east 12 + 1 = 13), ``/readyz`` stays 200.
 from __future__ import annotations
 
 import asyncio
+import socket
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -206,5 +207,46 @@ async def _check_west_lost(client: httpx.AsyncClient, kube_east: httpx.AsyncClie
     metrics = (await client.get("/metrics")).text
     assert 'wmap_cluster_stale{cluster="west"} 1.0' in metrics
     assert 'wmap_cluster_stale{cluster="east"} 0.0' in metrics
+    assert (await client.get("/api/v1/workloads")).headers["x-wmap-stale"] == "true"  # any cluster stale
     answer = (await client.post("/graphql", json={"query": "{ workloads { totalCount } }"})).json()
     assert "west/" in " ".join(answer["extensions"]["stale"]["staleKinds"])
+
+
+async def _east_answers(client: httpx.AsyncClient, ns: str) -> dict | None:
+    body = (await client.post("/graphql", json={"query": LIST, "variables": {"ns": ns, "cluster": "east"}})).json()
+    if body.get("errors"):
+        return None  # not answering yet (east still syncing or resolving)
+    data: dict = body["data"]["workloads"]
+    return data if data["totalCount"] == 1 else None
+
+
+async def test_a_cluster_unreachable_from_the_start_is_reported_and_the_other_served(
+        k8s_control_plane: Any, namespace: str, tmp_path: Path) -> None:
+    """Context ``gone`` points at a loopback port nothing listens on (its API server never answered).
+
+    Decided: ``/readyz`` stays 503 (not every cluster has synced once), but queries are
+    answered from east, and ``gone`` is listed with its error.
+    """
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: connections are refused
+    kubeconfig = merged_kubeconfig(tmp_path / "kubeconfig", {"east": k8s_control_plane, "gone": k8s_control_plane})
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["clusters"][1]["cluster"]["server"] = f"https://127.0.0.1:{port}"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    async with k8s_control_plane.async_client() as kube:
+        await create_seed(kube, namespace)
+    settings = Settings(kube=KubeSettings(kubeconfig=str(kubeconfig), kubeconfigs=(str(kubeconfig),),
+                                          contexts=("east", "gone"), stale_after_s=1.0),
+                        state_dir=tmp_path / "state", resolver=ResolverSettings(workers=2))
+    async with serving(create_app(settings), timeout=30) as host, \
+            httpx.AsyncClient(base_url=f"http://{host}", timeout=60) as client:
+        listed = await wait_until_async(lambda: _east_answers(client, namespace), 90, step=0.5)
+        assert [(n["cluster"], n["name"], n["gpu"]["requestedBySpec"]) for n in listed["nodes"]] == [
+            ("east", "train", 12)]
+        clusters = {c["name"]: c for c in (await gql(client, CLUSTERS))["clusters"]}
+        assert clusters["east"]["synced"] is True and clusters["gone"]["synced"] is False
+        assert clusters["gone"]["error"] != ""
+        ready = await client.get("/readyz?verbose")
+        assert ready.status_code == 503 and "[-]cluster gone syncing" in ready.text
+        assert "[+]cluster east synced" in ready.text
