@@ -22,6 +22,7 @@ from server.auth.writes import patching_as
 from server.definitions.load import DuplicateKey, unique_pairs
 from server.errors import InvalidRequest, ServerError
 from server.service.actions import set_suspended, update_pod_templates
+from server.service.fleet import route_write
 
 
 @strawberry.type(description="The outcome of a write through a definition.")
@@ -58,23 +59,25 @@ def _change(text: Any) -> dict[str, Any]:
 
 
 async def act(ctx: Context, identity: tuple[str, str, str, str], *, change: Any = None, suspend: bool | None = None,
-              resource_version: str | None = None, dry_run: bool = False) -> WorkloadActionResult:
-    """Run one action; domain errors become GraphQL errors carrying their code."""
+              resource_version: str | None = None, dry_run: bool = False,
+              cluster: str | None = None) -> WorkloadActionResult:
+    """Run one action in the workload's cluster; domain errors become GraphQL errors carrying their code."""
     namespace, group, kind, name = identity
     group = "" if group == "core" else group
     try:
         ctx.require_ready()
-        if ctx.writer is None:
-            raise GraphQLError("workload writes are not available yet; retry shortly", extensions={"code": "not_ready"})
         allow = await workload_scope(ctx.guard, ctx.service, namespace, group, kind)
         kwargs: dict[str, Any] = {"dry_run": dry_run, "allow": allow, "scope": partial(patching_as, ctx.guard, namespace)}
         target = (namespace, group, kind, name)
+        service, writer = route_write(ctx.service, ctx.writer, target, cluster)
+        if writer is None:
+            raise GraphQLError("workload writes are not available yet; retry shortly", extensions={"code": "not_ready"})
         if suspend is None:
             body = _change(change)
             if resource_version:
                 body["resourceVersion"] = resource_version
-            return _result(await update_pod_templates(ctx.service, ctx.writer, target, body, **kwargs))
-        return _result(await set_suspended(ctx.service, ctx.writer, target, suspend,
+            return _result(await update_pod_templates(service, writer, target, body, **kwargs))
+        return _result(await set_suspended(service, writer, target, suspend,
                                            resource_version=resource_version, **kwargs))
     except ServerError as exc:
         raise GraphQLError(str(exc), extensions={"code": exc.code}) from None

@@ -16,6 +16,7 @@ import strawberry
 from strawberry.extensions import SchemaExtension
 
 from server.kube.freshness import FRESH, Freshness, freshness, iso_time
+from server.service.fleet import combined
 
 
 def freshness_of(context: Any) -> Freshness:
@@ -24,7 +25,11 @@ def freshness_of(context: Any) -> Freshness:
     Fresh for readers without informers, such as snapshots, and for contexts without a
     service.
     """
-    reader = getattr(getattr(context, "service", None), "reader", None)
+    service = getattr(context, "service", None)
+    by_cluster = getattr(service, "states_by_cluster", None)
+    if callable(by_cluster):  # several clusters: stale when any is
+        return combined(by_cluster())
+    reader = getattr(service, "reader", None)
     states = getattr(reader, "states", None)
     return freshness(states()) if callable(states) else FRESH
 
@@ -44,7 +49,7 @@ class StaleExtension(SchemaExtension):
 @strawberry.type(description="How current the data served is (see README \"Staleness\"): synced once every watched "
                              "kind listed; stale while a list/watch has failed for longer than --stale-after.")
 class Cluster:
-    """Adapter over :class:`server.kube.freshness.Freshness`."""
+    """Adapter over :class:`server.kube.freshness.Freshness` (one cluster, or with several the combined one)."""
 
     name: str
     freshness: strawberry.Private[Freshness]
@@ -80,3 +85,11 @@ class Cluster:
     def stale_kinds(self) -> list[str]:
         """Stale kinds."""
         return list(self.freshness.stale_kinds)
+
+
+def clusters_of(context: Any) -> list[Cluster]:
+    """Every cluster served, in command-line order (one entry for a single cluster)."""
+    by_cluster = getattr(getattr(context, "service", None), "freshness_by_cluster", None)
+    if callable(by_cluster):
+        return [Cluster(name=name, freshness=f) for name, f in by_cluster().items()]
+    return [Cluster(name=context.cluster, freshness=freshness_of(context))]

@@ -17,6 +17,7 @@ from server.auth.access import Guard
 from server.auth.scope import pod_namespaces
 from server.definitions.registry import DefinitionRegistry
 from server.errors import CacheNotReady
+from server.service.fleet import registrar_for
 from server.kube.reader import Reader
 from server.service import WorkloadService
 from server.service.registration import Registrar
@@ -73,6 +74,14 @@ class Context:
     def registry(self) -> DefinitionRegistry:
         """The definitions in force."""
         return self.service.registry
+
+    def registrar_for(self, cluster: str | None) -> Registrar:
+        """The registrar of ``cluster`` (None: the first; ``extra["registrars"]`` with several clusters).
+
+        Raises:
+            InvalidRequest: no such cluster.
+        """
+        return registrar_for(self.registrar, self.extra.get("registrars") or {}, self.cluster, cluster)
 
     def require_ready(self) -> None:
         """Raise ``CacheNotReady`` until the caches are synced."""

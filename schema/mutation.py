@@ -35,8 +35,8 @@ def _failed(exc: ServerError, dry_run: bool) -> RegistrationResult:
                               problems=[Problem.of(p) for p in problems])
 
 
-def _succeeded(ctx: Context, outcome: Registration) -> RegistrationResult:
-    entry = ctx.registrar.entry_of(outcome)
+def _succeeded(ctx: Context, outcome: Registration, cluster: str | None) -> RegistrationResult:
+    entry = ctx.registrar_for(cluster).entry_of(outcome)
     return RegistrationResult(ok=True, dry_run=outcome.dry_run, created=outcome.created,
                               definition=Definition(entry=entry), problems=[])
 
@@ -45,15 +45,15 @@ def _auth_error(exc: ServerError) -> GraphQLError:
     return GraphQLError(str(exc), extensions={"code": exc.code})
 
 
-async def _register(ctx: Context, doc: Any, dry_run: bool) -> RegistrationResult:
+async def _register(ctx: Context, doc: Any, dry_run: bool, cluster: str | None) -> RegistrationResult:
     try:
         async with writing_as(ctx.guard, "create"):
-            outcome = await register_document(ctx.registrar, doc, dry_run=dry_run)
+            outcome = await register_document(ctx.registrar_for(cluster), doc, dry_run=dry_run)
     except AUTH_ERRORS as exc:
         raise _auth_error(exc) from None
     except ServerError as exc:
         return _failed(exc, dry_run)
-    return _succeeded(ctx, outcome)
+    return _succeeded(ctx, outcome, cluster)
 
 
 @strawberry.type
@@ -61,29 +61,32 @@ class Mutation:
     """Definition registration and workload actions."""
 
     @strawberry.mutation(description="Register a Karta definition (YAML or JSON text). With dryRun only "
-                                     "validate it. Replaces a registered definition of the same name.")
+                                     "validate it. Replaces a registered definition of the same name. cluster: "
+                                     "whose Karta objects (default: the first cluster).")
     async def register_definition(self, info: Info[Context, None], definition: str,
-                                  dry_run: bool | None = False) -> RegistrationResult:
+                                  dry_run: bool | None = False, cluster: str | None = None) -> RegistrationResult:
         """Register (or validate) a definition."""
-        return await _register(info.context, definition, bool(dry_run))
+        return await _register(info.context, definition, bool(dry_run), cluster)
 
     @strawberry.mutation(description="Register the built-in catalog definition for a type (alias such as "
                                      "\"jobset\", slug, kind or kind.group) as a stored definition.")
-    async def register_catalog_type(self, info: Info[Context, None], name: str) -> RegistrationResult:
+    async def register_catalog_type(self, info: Info[Context, None], name: str,
+                                    cluster: str | None = None) -> RegistrationResult:
         """Register a catalog type."""
         try:
             entry = info.context.registry.catalog.find(name)
         except ServerError as exc:
             return _failed(exc, False)
-        return await _register(info.context, entry.definition.manifest, False)
+        return await _register(info.context, entry.definition.manifest, False, cluster)
 
     @strawberry.mutation(description="Remove a registered definition by name (built-in catalog entries cannot "
                                      "be removed; the catalog entry applies again).")
-    async def unregister_definition(self, info: Info[Context, None], name: str) -> RegistrationResult:
+    async def unregister_definition(self, info: Info[Context, None], name: str,
+                                    cluster: str | None = None) -> RegistrationResult:
         """Unregister a definition."""
         try:
             async with writing_as(info.context.guard, "delete"):
-                entry = await info.context.registrar.unregister(name)
+                entry = await info.context.registrar_for(cluster).unregister(name)
         except AUTH_ERRORS as exc:
             raise _auth_error(exc) from None
         except ServerError as exc:
@@ -98,21 +101,23 @@ class Mutation:
                                      "REST body. dryRun returns the patch only.")
     async def update_pod_template(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
                                   change: str, resource_version: str | None = None,
-                                  dry_run: bool | None = False) -> WorkloadActionResult:
+                                  dry_run: bool | None = False, cluster: str | None = None) -> WorkloadActionResult:
         """Change pod templates through the definition."""
         return await act(info.context, (namespace, group, kind, name), change=change,
-                         resource_version=resource_version, dry_run=bool(dry_run))
+                         resource_version=resource_version, dry_run=bool(dry_run), cluster=cluster)
 
     @strawberry.mutation(description="Suspend a workload with its definition's suspendActions.")
     async def suspend_workload(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
-                               resource_version: str | None = None, dry_run: bool | None = False) -> WorkloadActionResult:
+                               resource_version: str | None = None, dry_run: bool | None = False,
+                               cluster: str | None = None) -> WorkloadActionResult:
         """Suspend."""
         return await act(info.context, (namespace, group, kind, name), suspend=True,
-                         resource_version=resource_version, dry_run=bool(dry_run))
+                         resource_version=resource_version, dry_run=bool(dry_run), cluster=cluster)
 
     @strawberry.mutation(description="Resume a workload with its definition's resumeActions.")
     async def resume_workload(self, info: Info[Context, None], namespace: str, group: str, kind: str, name: str,
-                              resource_version: str | None = None, dry_run: bool | None = False) -> WorkloadActionResult:
+                              resource_version: str | None = None, dry_run: bool | None = False,
+                              cluster: str | None = None) -> WorkloadActionResult:
         """Resume."""
         return await act(info.context, (namespace, group, kind, name), suspend=False,
-                         resource_version=resource_version, dry_run=bool(dry_run))
+                         resource_version=resource_version, dry_run=bool(dry_run), cluster=cluster)

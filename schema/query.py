@@ -13,7 +13,7 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from schema.cluster import Cluster, freshness_of
+from schema.cluster import Cluster, clusters_of, freshness_of
 from schema.context import Context
 from schema.definitions import Definition, SkippedDefinition
 from schema.pods import PodWorkload
@@ -72,6 +72,17 @@ def _core(group: str) -> str:
     return "" if group == "core" else group
 
 
+def _cluster_filter(ctx: Context, cluster: str | None) -> tuple[bool, str | None]:
+    """(any workload can match, the ``cluster`` argument for the service).
+
+    Several clusters: the fleet filters. One cluster: a name other than the served one
+    matches nothing.
+    """
+    if hasattr(ctx.service, "members"):
+        return True, cluster
+    return cluster is None or cluster == ctx.cluster, None
+
+
 @strawberry.type
 class Query:
     """Read operations."""
@@ -87,11 +98,13 @@ class Query:
         ctx.require_ready()
         check_page_size(first)
         views: list[WorkloadView] = []
-        if cluster is None or cluster == ctx.cluster:
+        matches, only = _cluster_filter(ctx, cluster)
+        if matches:
             filters = {"namespace": namespace, "kind": kind, "group": _core(group) if group is not None else None,
                        "definition": definition}
             allow = await ctx.review(list_scope(ctx.guard, ctx.service, **filters))
-            views = ctx.service.workloads(**filters, phase=phase.value if phase is not None else None, allow=allow)
+            views = ctx.service.workloads(**filters, phase=phase.value if phase is not None else None, allow=allow,
+                                          cluster=only)
         page = paginate(views, first=first, after=after)
         await ctx.learn_pod_access(v.namespace for v in page.items)
         nodes = [_workload(v, ctx) for v in page.items]
@@ -104,16 +117,20 @@ class Query:
                                   "when it does not exist, no definition covers its kind, or the caller may not "
                                   "list its kind in its namespace. Omit namespace (or give null) only for "
                                   "cluster-scoped kinds: a namespaced workload asked for without its namespace "
-                                  "is not found (null).")
+                                  "is not found (null). cluster: the cluster (context) holding it; omitted, "
+                                  "the first cluster that has it.")
     async def workload(self, info: Info[Context, None], namespace: str | None = None, *, group: str, kind: str,
-                       name: str) -> Workload | None:
+                       name: str, cluster: str | None = None) -> Workload | None:
         """One workload or null (``namespace`` None or "" addresses a cluster-scoped object)."""
         ctx = info.context
         ctx.require_ready()
         namespace = namespace or None
+        matches, only = _cluster_filter(ctx, cluster)
+        if not matches:
+            return None
         allow = await ctx.review(workload_scope(ctx.guard, ctx.service, namespace, _core(group), kind))
         try:
-            view = ctx.service.workload(namespace, _core(group), kind, name, allow=allow)
+            view = ctx.service.workload(namespace, _core(group), kind, name, allow=allow, cluster=only)
         except WorkloadNotFound:
             return None
         await ctx.learn_pod_access([view.namespace])
@@ -122,22 +139,33 @@ class Query:
     @strawberry.field(description="The scheduler view of one pod: its top-level workload, component, instance, "
                                   "replica key and gangs with their minimum sizes, read from the materialized "
                                   "views. Null when the pod belongs to no workload or the caller may not list "
-                                  "its workload's kind in the namespace.")
-    async def pod_workload(self, info: Info[Context, None], namespace: str, name: str) -> PodWorkload | None:
+                                  "its workload's kind in the namespace. cluster: the pod's cluster (context); "
+                                  "omitted, the first cluster that has the pod.")
+    async def pod_workload(self, info: Info[Context, None], namespace: str, name: str,
+                           cluster: str | None = None) -> PodWorkload | None:
         """One pod's placement or null."""
         ctx = info.context
         ctx.require_ready()
-        placement = ctx.service.pod_placement(namespace, name)
+        matches, only = _cluster_filter(ctx, cluster)
+        placement = ctx.service.pod_placement(namespace, name, cluster=only) if matches else None
         if placement is None or not await ctx.review(may_see(ctx.guard, ctx.reader, placement.view)):
             return None
         await ctx.learn_pod_access([namespace])
-        return PodWorkload(placement=placement, cluster_name=ctx.cluster)
+        return PodWorkload(placement=placement, cluster_name=placement.view.cluster or ctx.cluster)
 
     @strawberry.field(description="The cluster this server reads and how current its cache is (answers even "
-                                  "before the caches are synced).")
+                                  "before the caches are synced). With several clusters: the first one's name "
+                                  "and the freshness of all of them together (stale when any is); see clusters.")
     def cluster(self, info: Info[Context, None]) -> Cluster:
         """Name, synced, stale, since, error."""
         return Cluster(name=info.context.cluster, freshness=freshness_of(info.context))
+
+    @strawberry.field(description="Every cluster served (kubeconfig contexts, command-line order) and how current "
+                                  "each one's cache is: an unreachable cluster is listed with its error and, after "
+                                  "--stale-after, stale; the others are served as usual.")
+    def clusters(self, info: Info[Context, None]) -> list[Cluster]:
+        """One entry per cluster."""
+        return clusters_of(info.context)
 
     @strawberry.field(description="Definitions in force (one per root GVK, sorted by name); with "
                                   "includeShadowed also registered definitions another one shadows.")
@@ -161,7 +189,8 @@ class Query:
         return [SkippedDefinition.of(s) for s in info.context.registrar.skipped.values()]
 
     @strawberry.field(description="GPU totals over top-level workloads grouped by namespace, kind, node or "
-                                  "phase (sorted by key), over the workloads the caller may list. NODE groups pods "
+                                  "phase or cluster (sorted by key), over the workloads the caller may list. NODE "
+                                  "groups pods "
                                   "by node (only pods the caller may get); its spec figure is 0.")
     async def gpu_summary(self, info: Info[Context, None], group_by: GroupBy,
                           namespace: str | None = None) -> list[GpuSummaryBucket]:

@@ -38,32 +38,37 @@ class WorkloadPhaseChange:
 class Subscription:
     """Live updates."""
 
-    @strawberry.subscription(description="Phase changes of top-level workloads, optionally in one namespace "
-                                         "and of one kind (case-insensitive).")
+    @strawberry.subscription(description="Phase changes of top-level workloads, optionally in one namespace, "
+                                         "of one kind (case-insensitive) and of one cluster (context).")
     async def workload_phase_changed(self, info: Info[Context, None], namespace: str | None = None,
-                                     kind: str | None = None) -> AsyncGenerator[WorkloadPhaseChange, None]:
+                                     kind: str | None = None,
+                                     cluster: str | None = None) -> AsyncGenerator[WorkloadPhaseChange, None]:
         """Stream of phase changes."""
         ctx = info.context
         subscriber = ctx.service.feed.subscribe(namespace=namespace, kind=kind)
         try:
             # the states before any change, taken with no await after subscribing (so no change is
-            # missed); hidden workloads may be in it: only visible ones are ever sent
-            known = {v.uid: (v.phase, tuple(v.phases))
+            # missed); hidden workloads may be in it: only visible ones are ever sent. Keyed by
+            # (cluster, uid): uids are unique per cluster only.
+            known = {(v.cluster, v.uid): (v.phase, tuple(v.phases))
                      for v in ctx.service.workloads(namespace=namespace, kind=kind)} if ctx.is_ready() else {}
             while True:
                 change = await subscriber.get()
                 view = change.view
                 if view is None:
-                    known.pop(change.uid, None)
+                    gone = change.previous
+                    known.pop((gone.cluster if gone is not None else "", change.uid), None)
+                    continue
+                if cluster is not None and (view.cluster or ctx.cluster) != cluster:
                     continue
                 if not await may_see(ctx.guard, ctx.reader, view):
                     continue
                 await ctx.learn_pod_access([view.namespace])
                 state = (view.phase, tuple(view.phases))
-                previous = known.get(view.uid)
+                previous = known.get((view.cluster, view.uid))
                 if previous == state:
                     continue
-                known[view.uid] = state
+                known[(view.cluster, view.uid)] = state
                 yield WorkloadPhaseChange(workload=Workload(view=view, cluster_name=ctx.cluster),
                                           phase=view.phase, phases=list(view.phases),
                                           previous_phase=previous[0] if previous else None)

@@ -59,6 +59,7 @@ class GroupBy(Enum):
     KIND = "KIND"
     NODE = "NODE"
     PHASE = "PHASE"
+    CLUSTER = "CLUSTER"
 
 
 @strawberry.type(description="One resource quantity, as a decimal string (\"500m\" cpu is \"0.5\").")
@@ -519,10 +520,11 @@ class Workload:
         """metadata.resourceVersion the view was computed from."""
         return self.view.resource_version
 
-    @strawberry.field(description="Name of the cluster this server reads.")
+    @strawberry.field(description="The cluster the workload was read from: its kubeconfig context name (with one "
+                                  "cluster, the name this server reports in cluster { name }).")
     def cluster(self) -> str:
         """Cluster name."""
-        return self.cluster_name
+        return self.view.cluster or self.cluster_name
 
     @strawberry.field(description="Name of the definition used.")
     def definition(self) -> str:

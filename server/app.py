@@ -11,6 +11,9 @@ source and the definition store, and runs start-up and shutdown in the lifespan:
   in-cluster): an ``InformerCache`` watching every definition's kinds, pods and Kartas;
   definitions stored as Karta custom resources (CRD installed only with
   ``settings.kube.install_karta_crd``);
+* several contexts or kubeconfigs (``server.kube.clusters``): one informer cache, Karta
+  store, definition registry and materialized service per cluster, served together as a
+  ``server.service.fleet.Fleet`` (built by ``server.fleet.open_fleet``);
 * nothing configured: the bundled sample snapshot (``settings.sample_dir``), logged.
 
 The lifespan starts the service's background resolver (worker processes) and does not
@@ -60,9 +63,16 @@ from server.auth.access import Access, KubernetesAccess, OpenAccess
 from server.config import Settings
 from server.definitions.catalog import load_catalog, load_definition_dir
 from server.definitions.registry import DefinitionRegistry
+from server.errors import ServerError
+from server.kube.clusters import ClusterTarget, cluster_targets
 from server.kube.reader import Reader
 from server.kube.snapshot import SnapshotReader
 from server.gvk import KARTA_GVK
+from server.service import WorkloadService
+from server.service.feed import ChangeFeed
+from server.service.fleet import Fleet
+from server.service.pool import usable_cores
+from server.service.registration import Registrar
 from server.service.stores import DefinitionStore, DirectoryStore
 
 log = logging.getLogger(__name__)
@@ -90,12 +100,12 @@ class SettleAfterDefinitionChange:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        generation = self.runtime.registry.generation
+        generation = self.runtime.definitions_generation()
 
         async def settle_then_send(message: Message) -> None:
             service = self.runtime.service
             if (message["type"] == "http.response.start" and service is not None
-                    and self.runtime.registry.generation != generation):
+                    and self.runtime.definitions_generation() != generation):
                 await service.settled(WRITE_SETTLE_S)
             await send(message)
 
@@ -201,6 +211,72 @@ async def _open_cluster(runtime: Runtime) -> object:
     return cache
 
 
+async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any]:
+    """Attach one cache, Karta store, registry and service per cluster as a ``Fleet``.
+
+    Each cluster gets its own definition registry (the catalog, ``definitions_dir`` and that
+    cluster's Karta objects: a Karta applies to the workloads of its own cluster) and
+    ``max(1, workers // clusters)`` resolver processes. Karta registrations through the API
+    go to the cluster named by their ``cluster`` argument, else to the first cluster. A cluster that cannot be reached at
+    start is attached all the same: its informers retry and report the error.
+
+    Returns:
+        The caches (not started), in ``targets`` order.
+
+    Raises:
+        ClusterConfigError: a context's kubeconfig entry is unusable (nothing is contacted).
+    """
+    from server.kube.cache import CacheOptions, InformerCache
+    from server.kube.client import connect
+    from server.kube.kartas import KartaStore
+    from server.kube.patches import ClusterWriter
+
+    kube, resolver = runtime.settings.kube, runtime.settings.resolver
+    feed, members, caches, crds = ChangeFeed(), {}, [], {}
+    workers = max(1, (resolver.workers or usable_cores()) // len(targets))
+    for index, target in enumerate(targets):
+        client = await connect(target.kubeconfig, context=target.context)
+        cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces),
+                                                           stale_after=kube.stale_after_s), close_client=True)
+        registry = runtime.registry if index == 0 else _member_registry(runtime.settings)
+        service = WorkloadService(registry, cache, policy=runtime.policy(), workers=workers,
+                                  timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after,
+                                  cluster=target.name, feed=feed)
+        registrar = Registrar(registry, KartaStore(client), watch=cache.watch)
+        runtime.followers.append((registrar, cache))
+        runtime.registrars[target.name] = registrar
+        members[target.name] = (service, ClusterWriter(client, cache.discovery))
+        crds[target.name] = await _karta_crd_state(client, kube.install_karta_crd)
+        cache.watch(KARTA_GVK)
+        caches.append(cache)
+    fleet = Fleet({name: m[0] for name, m in members.items()}, feed)
+    fleet.writers = {name: m[1] for name, m in members.items()}
+    runtime.attach_fleet(fleet, runtime.followers[0][0])
+    runtime.karta_crds, runtime.karta_crd = crds, crds[targets[0].name]
+    runtime.source = "clusters " + ", ".join(t.name for t in targets)
+    runtime.cluster = targets[0].name
+    return caches
+
+
+def _member_registry(settings: Settings) -> DefinitionRegistry:
+    """A further cluster's registry: the catalog plus ``definitions_dir``."""
+    registry = DefinitionRegistry(load_catalog(settings.catalog_dir))
+    if settings.definitions_dir is not None:
+        _load_extra_definitions(registry, settings.definitions_dir)
+    return registry
+
+
+async def _karta_crd_state(client: Any, install: bool) -> str:
+    """``ensure_karta_crd`` bounded to 10 s; an unreachable cluster reports ``error``."""
+    from server.kube.kartas import ensure_karta_crd
+
+    try:
+        return str(await asyncio.wait_for(ensure_karta_crd(client, install=install), 10.0))
+    except (TimeoutError, OSError, ServerError) as exc:
+        log.warning("cannot check the Karta CRD of a cluster: %s", exc)
+        return "error"
+
+
 def _store_client(runtime: Runtime, client: Any) -> Any:
     """Set up caller checks for ``--auth kubernetes``; the client the Karta store writes with."""
     from server.kube.client import KubeClient
@@ -273,25 +349,32 @@ def uvicorn_limits(settings: Settings) -> UvicornLimits:
 
 @contextlib.asynccontextmanager
 async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
-    cache = None
+    caches: list[Any] = []
     if runtime.service is None:
-        if not runtime.settings.kube.snapshot and has_cluster(runtime.settings):
-            cache = await _open_cluster(runtime)
+        targets = cluster_targets(runtime.settings.kube.kubeconfigs, runtime.settings.kube.contexts)
+        if not runtime.settings.kube.snapshot and targets:
+            caches = await open_fleet(runtime, targets)
+        elif not runtime.settings.kube.snapshot and has_cluster(runtime.settings):
+            caches = [await _open_cluster(runtime)]
         elif runtime.access is None:
             raise RuntimeError("--auth kubernetes needs a cluster (it checks callers with the API server); "
                                "serve snapshots with --auth none")
         else:
             _open_snapshot(runtime)
-    registrar = runtime.registrar
-    assert registrar is not None and runtime.reader is not None
-    for entry in runtime.registry.entries():
-        registrar.watch_kinds(entry.definition.kinds())
-    await registrar.load_stored()
-    follow = asyncio.create_task(registrar.follow(runtime.reader), name="wmap-follow-kartas")
-    if cache is not None:
-        await cache.start()  # type: ignore[attr-defined]
     service = runtime.service
-    assert service is not None
+    assert service is not None and runtime.registrar is not None and runtime.reader is not None
+    if not runtime.followers:
+        runtime.followers = [(runtime.registrar, runtime.reader)]
+        if not getattr(service, "cluster", True):
+            service.cluster = runtime.cluster
+    follows = []
+    for registrar, reader in runtime.followers:
+        for entry in registrar.registry.entries():
+            registrar.watch_kinds(entry.definition.kinds())
+        await registrar.load_stored()
+        follows.append(asyncio.create_task(registrar.follow(reader), name="wmap-follow-kartas"))
+    for cache in caches:
+        await cache.start()
     await service.start()
     if runtime.source == "reader" and runtime.reader.is_synced():
         await service.settled(READER_SETTLE_S)
@@ -310,10 +393,11 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
         yield
     finally:
         runtime.started = False
-        follow.cancel()
-        await asyncio.gather(follow, return_exceptions=True)
+        for follow in follows:
+            follow.cancel()
+        await asyncio.gather(*follows, return_exceptions=True)
         await service.stop()
-        if cache is not None:
-            await cache.stop()  # type: ignore[attr-defined]
+        for cache in caches:
+            await cache.stop()
         for close in runtime.closers:
             await close()

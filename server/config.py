@@ -127,10 +127,18 @@ class AuthSettings:
 
 @dataclass(slots=True)
 class KubeSettings:
-    """Cluster access: kubeconfig chosen as kubectl does, or a snapshot instead."""
+    """Cluster access: kubeconfig chosen as kubectl does, or a snapshot instead.
+
+    ``kubeconfigs`` and ``contexts`` are the repeatable ``--kubeconfig`` / ``--context``
+    values; two or more contexts (or files) serve several clusters together
+    (``server.kube.clusters``). ``kubeconfig`` (the paths ``:``-joined) and ``context``
+    (set when exactly one is given) drive the single-cluster path.
+    """
 
     kubeconfig: str | None = None
     context: str | None = None
+    kubeconfigs: tuple[str, ...] = ()
+    contexts: tuple[str, ...] = ()
     namespaces: tuple[str, ...] = ()
     snapshot: tuple[str, ...] = ()
     install_karta_crd: bool = False

@@ -27,7 +27,8 @@ from server.api.bodies import flag, json_object
 from server.api.runtime import runtime_of
 from server.auth.scope import workload_scope
 from server.auth.writes import patching_as
-from server.errors import InvalidRequest
+from server.errors import CacheNotReady, InvalidRequest
+from server.service.fleet import Fleet, route_write
 from server.service.actions import set_suspended, update_pod_templates
 
 PARAMETERS = """
@@ -37,6 +38,7 @@ PARAMETERS = """
       - {name: kind, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}}
       - {name: dryRun, in: query, schema: {type: boolean, default: false}, description: 'return the patch, write nothing'}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) holding the workload; default the first that has it'}
 """
 
 
@@ -49,7 +51,13 @@ async def _context(request: Request) -> tuple[Any, Any, tuple[str, str, str, str
     allow = await workload_scope(guard, service, p["namespace"], group, p["kind"])
     kwargs = {"dry_run": flag(request, "dryRun"), "allow": allow,
               "scope": partial(patching_as, guard, p["namespace"])}
-    return service, runtime.require_writer(), (p["namespace"], group, p["kind"], p["name"]), kwargs
+    identity = (p["namespace"], group, p["kind"], p["name"])
+    several: Any = service  # a Fleet stands in for the WorkloadService with several clusters
+    writer = None if isinstance(several, Fleet) else runtime.require_writer()
+    service, writer = route_write(service, writer, identity, request.query_params.get("cluster") or None)
+    if writer is None:
+        raise CacheNotReady("workload writes are not available yet; retry shortly")
+    return service, writer, identity, kwargs
 
 
 async def _optional_body(request: Request) -> dict[str, Any]:

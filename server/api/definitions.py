@@ -49,6 +49,8 @@ async def create_workload_type(request: Request) -> JSONResponse:
 
     ---
     summary: Register a workload type
+    parameters:
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     requestBody:
       required: true
       content:
@@ -66,7 +68,7 @@ async def create_workload_type(request: Request) -> JSONResponse:
       '422': {$ref: '#/components/responses/Invalid'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
-    registrar = runtime_of(request).require_registrar()
+    registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "create"):
         shown, created = await register_workload_type(registrar, await json_object(request))
     return JSONResponse(shown, status_code=201 if created else 200)
@@ -109,13 +111,14 @@ async def delete_workload_type(request: Request) -> JSONResponse:
     summary: Delete a workload type
     parameters:
       - {name: id, in: path, required: true, schema: {type: string, format: uuid}}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     responses:
       '200': {description: The type as it was, content: {application/json: {schema: {$ref: '#/components/schemas/WorkloadType'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
       '409': {$ref: '#/components/responses/Conflict'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
-    registrar = runtime_of(request).require_registrar()
+    registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "delete"):
         return JSONResponse(await unregister_workload_type(registrar, request.path_params["id"]))
 
@@ -127,6 +130,7 @@ async def create_definition(request: Request) -> JSONResponse:
     summary: Register a definition
     parameters:
       - {name: dryRun, in: query, schema: {type: boolean, default: false}}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     requestBody:
       required: true
       content:
@@ -140,7 +144,7 @@ async def create_definition(request: Request) -> JSONResponse:
       '422': {$ref: '#/components/responses/Invalid'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
-    registrar = runtime_of(request).require_registrar()
+    registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     dry_run = flag(request, "dryRun")
     async with writing_as(guard_of(request), "create"):
         outcome = await register_document(registrar, await body_text(request), dry_run=dry_run)
@@ -187,12 +191,13 @@ async def delete_definition(request: Request) -> JSONResponse:
     summary: Delete a definition
     parameters:
       - {name: name, in: path, required: true, schema: {type: string}}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     responses:
       '200': {description: The removed definition, content: {application/json: {schema: {$ref: '#/components/schemas/Definition'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
       '409': {$ref: '#/components/responses/Conflict'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
-    registrar = runtime_of(request).require_registrar()
+    registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "delete"):
         return JSONResponse(definition_dict(await registrar.unregister(request.path_params["name"])))

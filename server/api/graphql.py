@@ -224,8 +224,9 @@ class GraphQLApp(GraphQL[Context, None]):
         request.scope[COST_LIMITS_KEY] = CostLimits(max_cost=runtime.settings.http.graphql_max_cost)
         guard = request.scope.get(GUARD_KEY)
         return Context(service=runtime.service, registrar=runtime.registrar, cluster=runtime.cluster,
-                       is_ready=runtime.is_ready, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
-                       request=request, response=response, writer=_writer(runtime), loop=asyncio.get_running_loop())
+                       is_ready=runtime.can_answer, guard=guard if isinstance(guard, Guard) else UNAUTHENTICATED,
+                       request=request, response=response, writer=_writer(runtime), loop=asyncio.get_running_loop(),
+                       extra={"registrars": runtime.registrars} if runtime.registrars else {})
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """Authenticate a websocket from its ``connection_init`` payload.

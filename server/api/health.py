@@ -10,6 +10,10 @@ each failing informer with its error text, and a ``freshness`` line (see
 ``server.kube.freshness``). Stale data does **not** make ``/readyz`` 503: every replica reads
 the same API server, so an outage would take all of them out of their Service at once and
 turn answers flagged stale into connection errors (the reasoning is in the README).
+With several clusters each has a ``cluster NAME`` line and its informer lines are prefixed
+with its name; ``/readyz`` is 200 once every cluster has synced once and every view is
+resolved (a cluster unreachable from the start keeps it 503; one lost later is stale,
+flagged, not unready: see README "Several clusters").
 ``/healthz`` is the deprecated alias of ``/readyz``.
 """
 
@@ -51,17 +55,39 @@ def freshness_line(runtime: Runtime) -> str:
 
     Never blocking: stale data is served, flagged.
     """
-    summary = freshness(runtime.states())
+    summary = runtime.freshness()
     if not summary.stale:
         return "[+]freshness ok"
     kinds = ", ".join(summary.stale_kinds)
     return f"[+]freshness stale since {summary.since_iso} ({kinds}; served flagged): {summary.error}"
 
 
+def cluster_lines(runtime: Runtime) -> list[str]:
+    """With several clusters: per cluster a ``cluster NAME`` line, then its informer lines.
+
+    ``[+]cluster a synced``, ``[-]cluster b syncing`` (blocks readiness until its first
+    sync), ``[+]cluster b stale since T: error`` (served flagged, not blocking).
+    """
+    lines: list[str] = []
+    for name, states in runtime.cluster_states().items():
+        summary = freshness(states)
+        if summary.stale:
+            lines.append(f"[+]cluster {name} stale since {summary.since_iso} (served flagged): {summary.error}")
+        elif summary.synced:
+            lines.append(f"[+]cluster {name} synced")
+        else:
+            lines.append(f"[-]cluster {name} syncing" + (f": {summary.error}" if summary.error else ""))
+        lines += [f"{line[:3]}{name}/{line[3:]}" for line in map(_informer_line, states.values())]
+    return lines
+
+
 def checks(runtime: Runtime) -> list[str]:
     """The verbose check lines."""
     lines = [f"[{'+' if runtime.started else '-'}]startup {'ok' if runtime.started else 'in progress'}"]
-    lines += [_informer_line(s) for s in runtime.states().values()]
+    if runtime.karta_crds:
+        lines += cluster_lines(runtime)
+    else:
+        lines += [_informer_line(s) for s in runtime.states().values()]
     service = runtime.service
     if service is not None:
         resolved, known = service.progress()

@@ -104,10 +104,11 @@ class _StateCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()
-        label = ["gvk"]
+        several = bool(runtime.karta_crds)  # several clusters: every informer series carries `cluster`
+        label = ["cluster", "gvk"] if several else ["gvk"]
         synced = GaugeMetricFamily("wmap_informer_synced", "1 when the informer has listed once", labels=label)
         state = GaugeMetricFamily("wmap_informer_state", "1 for the informer's current state",
-                                  labels=["gvk", "state"])
+                                  labels=[*label, "state"])
         objects = GaugeMetricFamily("wmap_cache_objects", "Objects cached per GVK", labels=label)
         events = CounterMetricFamily("wmap_informer_events", "Watch events applied", labels=label)
         relists = CounterMetricFamily("wmap_informer_relists", "Full lists done", labels=label)
@@ -116,21 +117,25 @@ class _StateCollector(Collector):
                                 "from the API server (list, accepted watch, event or bookmark)", labels=label)
         stale = GaugeMetricFamily("wmap_informer_stale", "1 while the informer's list/watch has failed for "
                                   "longer than --stale-after", labels=label)
-        states = runtime.states()
-        for gvk, status in states.items():
-            name = kind_name(gvk)
-            synced.add_metric([name], 1.0 if status.has_synced else 0.0)
-            state.add_metric([name, status.state], 1.0)
-            objects.add_metric([name], status.count)
-            events.add_metric([name], status.events)
-            relists.add_metric([name], status.relists)
-            restarts.add_metric([name], status.watch_restarts)
-            if status.last_success_age is not None:
-                age.add_metric([name], status.last_success_age)
-            stale.add_metric([name], 1.0 if status.stale else 0.0)
+        by_cluster = runtime.cluster_states() if several else {"": runtime.states()}
+        for cluster, states in by_cluster.items():
+            for gvk, status in states.items():
+                name = [cluster, kind_name(gvk)] if several else [kind_name(gvk)]
+                synced.add_metric(name, 1.0 if status.has_synced else 0.0)
+                state.add_metric([*name, status.state], 1.0)
+                objects.add_metric(name, status.count)
+                events.add_metric(name, status.events)
+                relists.add_metric(name, status.relists)
+                restarts.add_metric(name, status.watch_restarts)
+                if status.last_success_age is not None:
+                    age.add_metric(name, status.last_success_age)
+                stale.add_metric(name, 1.0 if status.stale else 0.0)
         yield from (synced, state, objects, events, relists, restarts, age, stale)
-        yield GaugeMetricFamily("wmap_cluster_stale", "1 while any informer is stale (answers are flagged)",
-                                value=1.0 if freshness(states).stale else 0.0)
+        cluster_stale = GaugeMetricFamily("wmap_cluster_stale", "1 while any informer is stale (answers are "
+                                          "flagged)", labels=["cluster"] if several else None)
+        for cluster, states in by_cluster.items():
+            cluster_stale.add_metric([cluster] if several else [], 1.0 if freshness(states).stale else 0.0)
+        yield cluster_stale
         definitions = GaugeMetricFamily("wmap_definitions", "Definitions in force by origin", labels=["origin"])
         counts: dict[str, int] = {}
         for entry in runtime.registry.entries():
@@ -185,14 +190,14 @@ class _WorkloadCollector(Collector):
         runtime = self._runtime()
         if runtime.service is None or not runtime.settings.workload_metrics:
             return
-        yield from workload_metrics(runtime.service.workloads())
+        yield from workload_metrics(runtime.service.workloads(), by_cluster=bool(runtime.karta_crds))
 
 
 GPU_FIGURES = (("requested_by_spec", "spec"), ("requested_by_pods", "pods"), ("allocated", "allocated"))
 """``figure`` label value -> :class:`~server.resolution.view.GpuFigures` attribute."""
 
 
-def workload_metrics(views: Iterable[WorkloadView]) -> list[Metric]:
+def workload_metrics(views: Iterable[WorkloadView], *, by_cluster: bool = False) -> list[Metric]:
     """``wmap_workload_info``, ``wmap_workload_gpus`` and ``wmap_pod_workload_info`` over ``views``.
 
     Bound: one info series per workload; one GPU series per workload, figure (3) and GPU
@@ -203,31 +208,35 @@ def workload_metrics(views: Iterable[WorkloadView]) -> list[Metric]:
 
     Args:
         views: the materialized views (read only).
+        by_cluster: several clusters are served: every series gets a first label
+            ``cluster`` (the view's cluster), so the same workload in two clusters is two series.
 
     Returns:
         The three metric families, in that order.
     """
+    first = ["cluster"] if by_cluster else []
     info = GaugeMetricFamily("wmap_workload_info", "1 per top-level workload: its phase and definition",
-                             labels=["namespace", "group", "kind", "name", "phase", "definition"])
+                             labels=[*first, "namespace", "group", "kind", "name", "phase", "definition"])
     gpus = GaugeMetricFamily("wmap_workload_gpus", "GPUs of one workload by figure and resource name",
-                             labels=["namespace", "group", "kind", "name", "figure", "resource"])
+                             labels=[*first, "namespace", "group", "kind", "name", "figure", "resource"])
     pods = GaugeMetricFamily("wmap_pod_workload_info", "1 per pod of a workload: the workload, component and "
-                             "instance it belongs to", labels=["namespace", "pod", "group", "kind", "workload",
-                                                               "component", "instance"])
-    seen: set[tuple[str, str]] = set()
+                             "instance it belongs to", labels=[*first, "namespace", "pod", "group", "kind",
+                                                               "workload", "component", "instance"])
+    seen: set[tuple[str, str, str]] = set()
     for view in views:
         ns, group = view.namespace or "", view.group
-        info.add_metric([ns, group, view.kind, view.name, view.phase.value, view.definition], 1.0)
+        c = [view.cluster] if by_cluster else []
+        info.add_metric([*c, ns, group, view.kind, view.name, view.phase.value, view.definition], 1.0)
         for figure, attribute in GPU_FIGURES:
             amounts: Mapping[str, Decimal] = getattr(view.gpu, attribute)
             unknown = view.gpu.unknown.get(_CAMEL[figure], set())
             for resource in sorted(r for r in amounts if view.policy.is_gpu(r) and r not in unknown):
-                gpus.add_metric([ns, group, view.kind, view.name, figure, resource], float(amounts[resource]))
+                gpus.add_metric([*c, ns, group, view.kind, view.name, figure, resource], float(amounts[resource]))
         for pod in view.all_pods():
-            if (pod.namespace, pod.name) in seen:
+            if (view.cluster, pod.namespace, pod.name) in seen:
                 continue
-            seen.add((pod.namespace, pod.name))
-            pods.add_metric([pod.namespace, pod.name, group, view.kind, view.name, pod.component or "",
+            seen.add((view.cluster, pod.namespace, pod.name))
+            pods.add_metric([*c, pod.namespace, pod.name, group, view.kind, view.name, pod.component or "",
                              pod.instance or ""], 1.0)
     return [info, gpus, pods]
 

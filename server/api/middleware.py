@@ -16,7 +16,6 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.api.errors import BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, response_for
-from server.kube.freshness import freshness
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +221,7 @@ class StaleHeaderMiddleware:
 
         async def marking(message: Message) -> None:
             if message["type"] == "http.response.start":
-                summary = freshness(self.runtime.states())
+                summary = self.runtime.freshness()
                 headers = list(message.get("headers") or [])
                 headers.append((STALE_HEADER, b"true" if summary.stale else b"false"))
                 if summary.stale and summary.since_iso:

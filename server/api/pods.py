@@ -25,6 +25,7 @@ async def get_pod_workload(request: Request) -> JSONResponse:
     parameters:
       - {name: namespace, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}, description: the pod's name}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster of the pod (default: the first that has it)'}
     responses:
       '200': {description: 'The pod placement: {pod, workload, component, instance, replicaKey, gangGroups}', content: {application/json: {schema: {type: object}}}}
       '404': {$ref: '#/components/responses/NotFound'}
@@ -32,7 +33,7 @@ async def get_pod_workload(request: Request) -> JSONResponse:
     """
     service = runtime_of(request).require_service()
     namespace, name = request.path_params["namespace"], request.path_params["name"]
-    placement = service.pod_placement(namespace, name)
+    placement = service.pod_placement(namespace, name, cluster=request.query_params.get("cluster") or None)
     guard = guard_of(request)
     if placement is None or not await may_see(guard, service.reader, placement.view):
         raise WorkloadNotFound(f"pod {namespace}/{name} belongs to no workload")

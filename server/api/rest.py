@@ -59,6 +59,7 @@ async def list_workloads(request: Request) -> JSONResponse:
       - {name: group, in: query, schema: {type: string}, description: API group (core for the core group)}
       - {name: phase, in: query, schema: {$ref: '#/components/schemas/Phase'}}
       - {name: definition, in: query, schema: {type: string}}
+      - {name: cluster, in: query, schema: {type: string}, description: 'only this cluster (kubeconfig context)'}
       - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 100}}
       - {name: continue, in: query, schema: {type: string}, description: cursor from the previous page}
       - {name: view, in: query, schema: {type: string, enum: [summary, full], default: summary}}
@@ -79,7 +80,7 @@ async def list_workloads(request: Request) -> JSONResponse:
     filters: dict[str, Any] = {"namespace": request.path_params.get("namespace"), "kind": q.get("kind") or None,
                                "group": group, "definition": q.get("definition") or None}
     allow = await list_scope(guard_of(request), service, **filters)
-    views = service.workloads(**filters, phase=phase, allow=allow)
+    views = service.workloads(**filters, phase=phase, allow=allow, cluster=q.get("cluster") or None)
     page = paginate(views, first=size, after=after, name="limit")
     if full == "full":
         items = [await _full(request, v) for v in page.items]
@@ -103,7 +104,8 @@ async def _scope(request: Request, service: WorkloadService) -> Allow | None:
 
 def _workload(request: Request, service: WorkloadService, allow: Allow | None) -> WorkloadView:
     p = request.path_params
-    return service.workload(p["namespace"], _group(p["group"]), p["kind"], p["name"], allow=allow)
+    return service.workload(p["namespace"], _group(p["group"]), p["kind"], p["name"], allow=allow,
+                            cluster=request.query_params.get("cluster") or None)
 
 
 async def get_workload(request: Request) -> JSONResponse:
@@ -116,6 +118,7 @@ async def get_workload(request: Request) -> JSONResponse:
       - {name: group, in: path, required: true, schema: {type: string}, description: 'API group, core for the core group'}
       - {name: kind, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster holding it (default: the first that has it)'}
     responses:
       '200': {description: The workload view, content: {application/json: {schema: {$ref: '#/components/schemas/Workload'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
@@ -181,6 +184,9 @@ async def wait_for_phase(service: WorkloadService, request: Request, target: Pha
             except TimeoutError:
                 raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
                                   f"within {timeout:g}s", [phase_state(view)]) from None
+            changed = change.view or change.previous
+            if changed is not None and changed.cluster != view.cluster:
+                continue  # the same uid in another cluster (uids are unique per cluster only)
             if change.view is None:
                 raise WorkloadNotFound(f"workload {view.kind} {view.namespace}/{view.name} was deleted while waiting")
             view = change.view

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import HTTPConnection
 
@@ -23,6 +23,8 @@ from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_polic
 from server.kube.snapshot import SnapshotReader
 from server.service import WorkloadService
 from server.service.actions import SnapshotWriter
+from server.kube.freshness import Freshness, freshness
+from server.service.fleet import combined, registrar_for
 from server.service.registration import Registrar
 from server.service.stores import DefinitionStore
 
@@ -46,6 +48,10 @@ class Runtime:
         closers: coroutine functions run at shutdown (extra API clients).
         writer: writes workload objects (``ClusterWriter`` against a cluster; None means a
             ``SnapshotWriter`` over the reader when it is a snapshot, see :meth:`require_writer`).
+            With several clusters the writers are the fleet's (``Fleet.writers``).
+        followers: (registrar, reader) pairs whose Karta objects the lifespan follows: one
+            per cluster with several clusters; filled with the single pair otherwise.
+        karta_crds: cluster name -> Karta CRD state, with several clusters.
     """
 
     settings: Settings
@@ -61,6 +67,54 @@ class Runtime:
     access: Access | None = None
     closers: list[Callable[[], Any]] = field(default_factory=list)
     writer: Any = None
+    followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
+    karta_crds: dict[str, str] = field(default_factory=dict)
+    registrars: dict[str, Registrar] = field(default_factory=dict)
+
+    def definitions_generation(self) -> int:
+        """A number that changes whenever any cluster's definitions change (read-your-writes)."""
+        registries = {id(r.registry): r.registry for r, _ in self.followers} or {id(self.registry): self.registry}
+        return sum(r.generation for r in registries.values())
+
+    def policy(self) -> GpuPolicy:
+        """The GPU policy of the settings."""
+        return _policy(self.settings)
+
+    def attach_fleet(self, fleet: Any, registrar: Registrar) -> None:
+        """Serve a ``server.service.fleet.Fleet`` (several clusters); ``registrar`` is the first cluster's."""
+        self.service = cast(WorkloadService, fleet)
+        self.registrar = registrar
+        if self.metrics is not None:
+            fleet.on_resolved = self.metrics.observe_resolution
+
+    def cluster_readers(self) -> dict[str, Reader]:
+        """Cluster name -> reader: every member of a fleet, else the one reader as ``cluster``."""
+        service = self.service
+        if service is None:
+            return {}
+        members = getattr(service, "members", None)
+        if isinstance(members, dict):
+            return {name: member.reader for name, member in members.items()}
+        return {self.cluster: service.reader}
+
+    def cluster_states(self) -> dict[str, dict[GVK, InformerStatus]]:
+        """Cluster name -> informer statuses of its reader (empty for readers without informers)."""
+        out: dict[str, dict[GVK, InformerStatus]] = {}
+        for name, reader in self.cluster_readers().items():
+            states = getattr(reader, "states", None)
+            out[name] = dict(states()) if callable(states) else {}
+        return out
+
+    def freshness(self) -> Freshness:
+        """How current the served data is: the reader's, or with several clusters all of them together."""
+        if self.karta_crds:
+            return combined(self.cluster_states())
+        return freshness(self.states())
+
+    def is_synced(self) -> bool:
+        """True when every cluster's reader has synced once."""
+        readers = self.cluster_readers()
+        return bool(readers) and all(r.is_synced() for r in readers.values())
 
     def attach(self, reader: Reader, store: DefinitionStore, *, watch: Callable[[GVK], None] | None = None,
                trial_timeout: float | None = None) -> None:
@@ -84,32 +138,43 @@ class Runtime:
         That is: started, every informer listed once (or settled as missing/forbidden), and
         every workload found then has a materialized view.
         """
-        return (self.started and self.service is not None and self.service.reader.is_synced()
-                and self.service.is_ready())
+        return self.started and self.service is not None and self.is_synced() and self.service.is_ready()
+
+    def can_answer(self) -> bool:
+        """True once queries are answered.
+
+        That is :meth:`is_ready`, or with several clusters ``Fleet.answering`` (clusters
+        unreachable since the start are left out, and reported).
+        """
+        answering = getattr(self.service, "answering", None)
+        if self.started and callable(answering):
+            return bool(answering())
+        return self.is_ready()
 
     def require_service(self) -> WorkloadService:
-        """The service, once ready.
+        """The service, once it answers (:meth:`can_answer`).
 
         Raises:
             CacheNotReady: before start-up finished, before the caches synced or before every
                 workload has a view.
         """
-        if not self.is_ready() or self.service is None:
-            if self.service is not None and self.started and self.service.reader.is_synced():
+        if not self.can_answer() or self.service is None:
+            if self.service is not None and self.started and self.is_synced():
                 resolved, known = self.service.progress()
                 raise CacheNotReady(f"resolving workloads (resolved {resolved} of {known}); retry shortly")
             raise CacheNotReady("informer caches are not synced yet; retry shortly")
         return self.service
 
-    def require_registrar(self) -> Registrar:
-        """The registrar (available once a reader is attached).
+    def require_registrar(self, cluster: str | None = None) -> Registrar:
+        """The registrar of ``cluster`` (None: the first cluster), once a reader is attached.
 
         Raises:
             CacheNotReady: before start-up attached a reader.
+            InvalidRequest: ``cluster`` is not a cluster this server reads.
         """
         if self.registrar is None:
             raise CacheNotReady("the server is starting; retry shortly")
-        return self.registrar
+        return registrar_for(self.registrar, self.registrars, self.cluster, cluster)
 
     def require_writer(self) -> Any:
         """The workload writer: the cluster's, or one over the snapshot reader.

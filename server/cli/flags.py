@@ -36,7 +36,13 @@ def register(sub: Any) -> None:
                               "WMAP_RESOLUTION_TIMEOUT, WMAP_STALE_AFTER, WMAP_WORKLOAD_METRICS and WMAP_GRAPHIQL; WMAP_GRAPHIQL_ASSETS names the local GraphiQL assets folder.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
-    _source_flags(s)
+    s.add_argument("--snapshot", action="append", default=[],
+                   help="serve objects from files or directories (repeatable; '-' for stdin)")
+    s.add_argument("--kubeconfig", action="append", default=[],
+                   help="kubeconfig file (repeatable: merged as $KUBECONFIG; several and no --context: one "
+                        "cluster per file, its current-context)")
+    s.add_argument("--context", action="append", default=[],
+                   help="kubeconfig context (repeatable: one cluster per context, served together)")
     s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")

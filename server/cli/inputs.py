@@ -121,7 +121,7 @@ def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None
     return registry
 
 
-def offline_service(registry: DefinitionRegistry, reader: Reader) -> WorkloadService:
+def offline_service(registry: DefinitionRegistry, reader: Reader, *, cluster: str = "") -> WorkloadService:
     """A not-started ``WorkloadService`` over ``reader``, the catalog checked for its kinds.
 
     Compiles the deferred jq expressions of the catalog entries whose group/kind the
@@ -135,7 +135,7 @@ def offline_service(registry: DefinitionRegistry, reader: Reader) -> WorkloadSer
 
     states = getattr(reader, "states", None)  # snapshot and informer cache: the kinds held or watched
     registry.catalog.check(None if states is None else {gvk.group_kind for gvk in states()})
-    return WorkloadService(registry, reader)
+    return WorkloadService(registry, reader, cluster=cluster)
 
 
 def read_input(path: str) -> str:

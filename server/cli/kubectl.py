@@ -195,6 +195,24 @@ def default_namespace(kubeconfig: str | None = None, context: str | None = None,
     return "default"
 
 
+def context_name(kubeconfig: str | None = None, context: str | None = None,
+                 environ: Mapping[str, str] | None = None, sa_dir: Path = SA_DIR) -> str:
+    """The kubeconfig context kubectl would use: ``context``, else the first ``current-context``.
+
+    ``in-cluster`` for the service account, ``""`` when nothing is configured or the
+    kubeconfig names no current context.
+    """
+    if context:
+        return context
+    source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir)
+    if source is None:
+        return ""
+    if source.kind == "in-cluster":
+        return "in-cluster"
+    configs = [_load(p) for p in source.path.split(os.pathsep) if p]
+    return str(next((c.get("current-context") for c in configs if c.get("current-context")), ""))
+
+
 def _load(path: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -78,6 +79,13 @@ def _pick(args: argparse.Namespace, env: dict[str, Any], name: str, default: Any
     return env.get(name, default)
 
 
+def _listed(value: Any) -> tuple[str, ...]:
+    """A repeatable flag's values (a single string, as older callers pass, counts as one)."""
+    if not value:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
     """Settings for ``wmap serve`` from flags over ``WMAP_*`` variables over defaults.
 
@@ -98,9 +106,12 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                         header_timeout_s=_pick(args, env, "header_timeout", 10.0),
                         body_timeout_s=_pick(args, env, "body_timeout", 10.0))
     auth = AuthSettings(mode=_pick(args, env, "auth", "none"), impersonate=_pick(args, env, "impersonate", True))
+    kubeconfigs, contexts = _listed(args.kubeconfig), _listed(args.context)
     settings = Settings(
         http=http, auth=auth,
-        kube=KubeSettings(kubeconfig=args.kubeconfig, context=args.context,
+        kube=KubeSettings(kubeconfig=os.pathsep.join(kubeconfigs) or None,
+                          context=contexts[0] if len(contexts) == 1 else None,
+                          kubeconfigs=kubeconfigs, contexts=contexts,
                           namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name,
                           stale_after_s=_pick(args, env, "stale_after", 30.0)),
@@ -113,6 +124,10 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         graphiql=_pick(args, env, "graphiql", True),
         resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
                                   timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
+    several = len(contexts) > 1 or (len(kubeconfigs) > 1 and not contexts)
+    if several and auth.mode == "kubernetes":
+        raise InvalidRequest("--auth kubernetes checks callers against one API server: serve several clusters "
+                             "(several --context or --kubeconfig) with --auth none for now")
     if settings.resolver.workers < 0 or settings.resolver.timeout_s <= 0:
         raise InvalidRequest("--resolver-workers must be >= 0 (0: one per CPU core) and --resolution-timeout > 0")
     if auth.mode not in ("none", "kubernetes"):
@@ -197,6 +212,15 @@ def _merge_kartas(registry: DefinitionRegistry, reader: Reader) -> None:
               + "; ".join(str(p) for p in skipped.problems), file=sys.stderr)
 
 
+def _cluster_of(args: argparse.Namespace) -> str:
+    """The cluster name ``wmap get`` stamps on views: the kubeconfig context ("" over files)."""
+    if getattr(args, "snapshot", None):
+        return ""
+    from server.cli.kubectl import context_name
+
+    return context_name(args.kubeconfig, args.context)
+
+
 def cmd_get(args: argparse.Namespace) -> int:
     """``wmap get KIND``: list top-level workloads of a type."""
     configure_logging(args.log_format, "WARNING")
@@ -234,8 +258,8 @@ async def _get(args: argparse.Namespace) -> int:
     reader, close = await _read(args, registry, entries, namespace)
     try:
         group_kind = entries[0].gvk.group_kind
-        views = [v for v in offline_service(registry, reader).workloads(namespace=namespace, kind=group_kind[1],
-                                                                        group=group_kind[0])
+        views = [v for v in offline_service(registry, reader, cluster=_cluster_of(args)).workloads(
+                     namespace=namespace, kind=group_kind[1], group=group_kind[0])
                  if (not phases or any(p.value.lower() in phases for p in v.phases))
                  and matches(selector, ((reader.by_uid(v.uid) or {}).get("metadata") or {}).get("labels"))]
     finally:

@@ -127,13 +127,15 @@ def resource_name(view: WorkloadView) -> str:
     return f"{kind}.{view.group}/{view.name}" if view.group else f"{kind}/{view.name}"
 
 
-def _list_row(view: WorkloadView, wide: bool, now: datetime | None) -> tuple[str, ...]:
+def _list_row(view: WorkloadView, wide: bool, now: datetime | None, clusters: bool = False) -> tuple[str, ...]:
     gpu = view.gpu.to_dict(view.policy)
     row: tuple[str, ...] = (view.name, view.namespace or "", ",".join(p.value for p in view.phases),
                             f"{gpu['allocated']}/{gpu['requestedBySpec']}", age(view.created_at, now))
     if wide:
         nodes = sorted({n for c in view.all_components() for n in c.nodes})
         row += (view.definition, f"{view.replicas.ready}/{view.replicas.desired}", ",".join(nodes) or "<none>")
+        if clusters:
+            row += (view.cluster or "<none>",)
     return row
 
 
@@ -141,7 +143,8 @@ def render_list(views: list[WorkloadView], output: str, now: datetime | None = N
     """The ``wmap get`` output of ``views`` in one of ``LIST_FORMATS``.
 
     ``table``: NAME, NAMESPACE, PHASE, GPUS (allocated/requested by spec), AGE; ``wide``
-    adds DEFINITION, PODS (ready/desired) and NODES; ``name``: one ``kind.group/name`` a
+    adds DEFINITION, PODS (ready/desired) and NODES, and CLUSTER when the views carry one
+    (read from a cluster: the kubeconfig context); ``name``: one ``kind.group/name`` a
     line; ``json``/``yaml``: ``{items: [summary rows], count}``.
     """
     if output in ("json", "yaml"):
@@ -150,8 +153,9 @@ def render_list(views: list[WorkloadView], output: str, now: datetime | None = N
     if output == "name":
         return "\n".join(resource_name(v) for v in views)
     header: tuple[str, ...] = ("NAME", "NAMESPACE", "PHASE", "GPUS", "AGE")
+    clusters = output == "wide" and any(v.cluster for v in views)
     if output == "wide":
-        header += ("DEFINITION", "PODS", "NODES")
-    rows = [header, *(_list_row(v, output == "wide", now) for v in views)]
+        header += ("DEFINITION", "PODS", "NODES") + (("CLUSTER",) if clusters else ())
+    rows = [header, *(_list_row(v, output == "wide", now, clusters) for v in views)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)

@@ -346,6 +346,9 @@ class WorkloadView:
     gangs: list[GangGroup]
     errors: list[ResolutionError]
     policy: GpuPolicy = DEFAULT_GPU_POLICY
+    cluster: str = ""
+    """The cluster (kubeconfig context name) the workload was read from; stamped by the
+    service that stores the view ("" offline)."""
 
     @property
     def group(self) -> str:
@@ -383,6 +386,7 @@ class WorkloadView:
         return {
             "name": self.name, "namespace": self.namespace, "kind": self.kind, "apiVersion": self.api_version,
             "group": self.group, "uid": self.uid, "resourceVersion": self.resource_version,
+            **({"cluster": self.cluster} if self.cluster else {}),
             "createdAt": self.created_at, "definition": self.definition, "origin": self.origin,
             "phase": self.phase.value, "phases": [p.value for p in self.phases], "rawPhase": self.raw_phase,
             "conditions": self.conditions, "replicas": self.replicas.to_dict(),

@@ -68,15 +68,21 @@ class WorkloadService:
         workers: resolver processes once started (0: usable CPU cores).
         timeout_s: hard budget of one resolution, seconds.
         quarantine_after: timeouts of one definition that quarantine it.
+        cluster: the cluster name stamped on every stored view (``WorkloadView.cluster``;
+            the kubeconfig context name against a cluster, "" offline); may be set later,
+            before the first view is stored.
+        feed: publish changes on this feed (several clusters' services share one, see
+            :mod:`server.service.fleet`); default a new one.
     """
 
     def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy = DEFAULT_GPU_POLICY,
-                 workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3) -> None:
-        self.registry, self.reader, self.policy = registry, reader, policy
+                 workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3,
+                 cluster: str = "", feed: ChangeFeed | None = None) -> None:
+        self.registry, self.reader, self.policy, self.cluster = registry, reader, policy, cluster
         self.workers = workers or usable_cores()
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
         self.store = ViewStore()
-        self.feed = ChangeFeed()
+        self.feed = feed if feed is not None else ChangeFeed()
         self.resolutions = 0
         self.quarantined: dict[tuple[str, int], str] = {}
         #: Called after every resolution with the view and its seconds (metrics).
@@ -177,7 +183,9 @@ class WorkloadService:
     # writes to the store (the materializer and the synchronous refresh)
 
     def record(self, entry: Entry, view: WorkloadView, seconds: float) -> None:
-        """Store ``view`` and publish the change."""
+        """Stamp ``view`` with this service's cluster, store it and publish the change."""
+        if self.cluster:
+            view.cluster = self.cluster
         previous = self.store.put(entry, view)
         self.resolutions += 1
         if self.on_resolved is not None:
@@ -222,7 +230,8 @@ class WorkloadService:
     def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
                   phase: str | None = None, definition: str | None = None,
                   namespaces: Iterable[str] | None = None,
-                  allow: Callable[[GVK, str | None], bool] | None = None) -> list[WorkloadView]:
+                  allow: Callable[[GVK, str | None], bool] | None = None,
+                  cluster: str | None = None) -> list[WorkloadView]:
         """Top-level workloads matching the filters, sorted by namespace, kind, name.
 
         Args:
@@ -233,7 +242,11 @@ class WorkloadService:
             definition: definition name.
             namespaces: visibility filter (the caller may list only these); None = all.
             allow: visibility filter by root GVK and namespace (None for cluster-scoped); None = all.
+            cluster: only this cluster's workloads: all of them when it is this service's
+                cluster (or this service has none), none otherwise.
         """
+        if not self.serves(cluster):
+            return []
         self._refresh()
         cacheable = allow is None and namespaces is None
         snapshot = self.store.snapshot()  # one consistent generation, also for readers in other threads
@@ -260,17 +273,18 @@ class WorkloadService:
         return out
 
     def workload(self, namespace: str | None, group: str, kind: str, name: str, *,
-                 allow: Callable[[GVK, str | None], bool] | None = None) -> WorkloadView:
+                 allow: Callable[[GVK, str | None], bool] | None = None, cluster: str | None = None) -> WorkloadView:
         """One workload by identity (any served version of group/kind).
 
         ``allow`` (root GVK, namespace) hides what the caller may not see: a hidden
         workload raises the same error as a missing one.
 
         Raises:
-            WorkloadNotFound: no definition for the kind, no such workload (yet), or not allowed.
+            WorkloadNotFound: no definition for the kind, no such workload (yet), not allowed,
+                or ``cluster`` is given and is not this service's cluster.
         """
         self._refresh()
-        record = self.store.find(group, kind, namespace, name)
+        record = self.store.find(group, kind, namespace, name) if self.serves(cluster) else None
         if record is not None and (allow is None or allow(record.gvk, namespace or None)):
             return record.view
         where = f"{namespace}/" if namespace else ""
@@ -282,13 +296,22 @@ class WorkloadService:
         record = self.store.get(uid)
         return record.view if record is not None else None
 
-    def pod_placement(self, namespace: str, name: str) -> PodPlacement | None:
-        """Where pod ``namespace/name`` sits (workload, component, gangs), from the store's pod index."""
+    def pod_placement(self, namespace: str, name: str, *, cluster: str | None = None) -> PodPlacement | None:
+        """Where pod ``namespace/name`` sits (workload, component, gangs), from the store's pod index.
+
+        None also when ``cluster`` is given and is not this service's cluster.
+        """
+        if not self.serves(cluster):
+            return None
         self._refresh()
         return pod_placement(self.store, namespace, name)
 
+    def serves(self, cluster: str | None) -> bool:
+        """True when a ``cluster`` filter keeps this service's workloads (None keeps every cluster)."""
+        return cluster is None or not self.cluster or cluster == self.cluster
+
     def gpu_summary(self, group_by: str, views: Iterable[WorkloadView] | None = None) -> list[GpuBucket]:
-        """GPU totals grouped by NAMESPACE, KIND, NODE or PHASE (sorted by key).
+        """GPU totals grouped by NAMESPACE, KIND, NODE, PHASE or CLUSTER (sorted by key).
 
         Without ``views`` the store's incremental aggregates answer (no pass over the
         workloads); with ``views`` (a caller's visible subset) they are summed over it.
@@ -296,7 +319,7 @@ class WorkloadService:
         none) and the spec figure is not split (it has no node).
 
         Raises:
-            KeyError: ``group_by`` is not one of NAMESPACE, KIND, NODE, PHASE.
+            KeyError: ``group_by`` is not one of NAMESPACE, KIND, NODE, PHASE, CLUSTER.
         """
         group_by = group_by.upper()
         if views is not None and views is self._list_cache.get((self.store.generation, None, None, None, None, None)):

@@ -1,6 +1,7 @@
 """Cursor pagination over sorted workload views, shared by GraphQL and REST.
 
-Order: (namespace, kind, group, name). A cursor is the URL-safe base64 of that key as a
+Order: (namespace, kind, group, name, cluster): the cluster breaks the tie of the same
+workload in several clusters (one cluster: always the same). A cursor is the URL-safe base64 of that key as a
 JSON array, so a page boundary survives inserts and deletes elsewhere in the list (the
 next page starts after the key, not at an offset).
 """
@@ -19,12 +20,12 @@ from server.resolution import WorkloadView
 MAX_PAGE_SIZE = 500
 DEFAULT_PAGE_SIZE = 100
 
-SortKey = tuple[str, str, str, str]
+SortKey = tuple[str, str, str, str, str]
 
 
 def sort_key(view: WorkloadView) -> SortKey:
     """The order workloads are listed in."""
-    return (view.namespace or "", view.kind, view.group, view.name)
+    return (view.namespace or "", view.kind, view.group, view.name, view.cluster)
 
 
 def encode_cursor(key: SortKey) -> str:
@@ -43,9 +44,9 @@ def decode_cursor(cursor: str) -> SortKey:
         value = json.loads(raw)
     except (ValueError, binascii.Error):
         raise InvalidRequest(f"invalid cursor {cursor!r}") from None
-    if not (isinstance(value, list) and len(value) == 4 and all(isinstance(v, str) for v in value)):
+    if not (isinstance(value, list) and len(value) in (4, 5) and all(isinstance(v, str) for v in value)):
         raise InvalidRequest(f"invalid cursor {cursor!r}")
-    return (value[0], value[1], value[2], value[3])
+    return (value[0], value[1], value[2], value[3], value[4] if len(value) == 5 else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,8 @@ class PodPlacement:
             "pod": row,
             "workload": {"group": view.group, "kind": view.kind, "apiVersion": view.api_version,
                          "namespace": view.namespace, "name": view.name, "uid": view.uid,
-                         "definition": view.definition, "phase": view.phase.value},
+                         "definition": view.definition, "phase": view.phase.value,
+                         **({"cluster": view.cluster} if view.cluster else {})},
             "component": pod.component, "instance": pod.instance, "replicaKey": pod.replica_key,
             "gangGroups": [_gang_dict(g) for g in self.gangs],
         }

@@ -17,12 +17,14 @@ def summary(view: WorkloadView) -> dict[str, Any]:
     """The workload list row (as ``kli get -o json`` plus GPU figures).
 
     Returns:
-        ``{name, namespace, kind, apiVersion, group, uid, createdAt, definition, origin,
-        phase, phases, replicas, gpu}``; ``gpu`` holds GPU counts (devices, as floats)
-        under the view's GPU policy.
+        ``{name, namespace, kind, apiVersion, group, uid, cluster?, createdAt, definition,
+        origin, phase, phases, replicas, gpu}``; ``gpu`` holds GPU counts (devices, as
+        floats) under the view's GPU policy; ``cluster`` is the view's cluster (absent
+        offline, where views have none).
     """
     return {"name": view.name, "namespace": view.namespace, "kind": view.kind, "apiVersion": view.api_version,
-            "group": view.group, "uid": view.uid, "createdAt": view.created_at, "definition": view.definition,
+            "group": view.group, "uid": view.uid, **({"cluster": view.cluster} if view.cluster else {}),
+            "createdAt": view.created_at, "definition": view.definition,
             "origin": view.origin, "phase": view.phase.value, "phases": [p.value for p in view.phases],
             "replicas": view.replicas.to_dict(), "gpu": view.gpu.to_dict(view.policy)}
 

@@ -36,7 +36,7 @@ from server.definitions.registry import Entry
 from server.gvk import GVK
 from server.resolution import WorkloadView
 
-GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE")
+GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE", "CLUSTER")
 UNSCHEDULED = "<unscheduled>"
 
 
@@ -45,7 +45,7 @@ class GpuBucket:
     """GPU totals of one group in ``WorkloadService.gpu_summary``.
 
     Attributes:
-        key: the group (namespace, ``kind.group``, node name or phase).
+        key: the group (namespace, ``kind.group``, node name, phase or cluster name).
         workloads: workloads counted (0 for NODE buckets: a node holds pods).
         spec / pods / allocated: GPU resource name -> amount (``Decimal``, whole GPUs).
     """
@@ -72,7 +72,7 @@ def contributions(view: WorkloadView, group_by: str) -> list[Contribution]:
         return [(pod.node or UNSCHEDULED, 0, {}, pod.requests, pod.requests if pod.node else {})
                 for pod in view.all_pods() if not pod.terminated]
     key = {"NAMESPACE": view.namespace or "", "KIND": f"{view.kind}.{view.group}" if view.group else view.kind,
-           "PHASE": view.phase.value}.get(group_by, "")
+           "PHASE": view.phase.value, "CLUSTER": view.cluster}.get(group_by, "")
     return [(key, 1, view.gpu.spec, view.gpu.pods, view.gpu.allocated)]
 
 

@@ -6,6 +6,9 @@ Fixtures:
   operators' CRDs from the shared folder when present, the project's minimal CRDs for the rest).
   Missing binaries -> skip (run ``make cluster-bin``), or fail when ``CI=true``.
 * ``namespace`` (function): name of a fresh namespace ``t-<random>``; deleted without waiting.
+* ``second_control_plane`` (module): another etcd + kube-apiserver on other free ports with
+  the project's minimal CRDs outside the protected ``*.k8s.io`` groups, for multi-cluster tests; stopped after the module (each
+  kube-apiserver holds several hundred MiB, so it lives only as long as its tests).
 
 Environment: ``WMAP_TEST_SHARED_CRDS=0`` installs only the minimal CRDs (faster);
 ``WMAP_KEEP_CLUSTER_DIR=1`` keeps the temporary directory (logs, PKI, kubeconfigs).
@@ -23,6 +26,7 @@ import pytest
 
 from .binaries import find_binaries, missing_message
 from .controlplane import ControlPlane
+from .crds import own_crds
 
 _STATS: dict[str, object] = {}
 
@@ -65,6 +69,26 @@ def k8s_control_plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
         raise
     yield cp
     _STATS["rss_end"] = cp.rss()
+    cp.stop(keep_dir=os.environ.get("WMAP_KEEP_CLUSTER_DIR") == "1")
+
+
+@pytest.fixture(scope="module")
+def second_control_plane(k8s_control_plane: ControlPlane) -> Iterator[ControlPlane]:
+    """A second ``ControlPlane`` (own etcd, own ports, minimal CRDs); stopped after the module."""
+    bins = find_binaries()
+    assert bins is not None  # k8s_control_plane skipped or failed otherwise
+    cp = ControlPlane(bins.kube_apiserver, bins.etcd, prefix="wmap-cp2-")
+    try:
+        cp.start()
+        # the minimal CRDs outside the protected *.k8s.io groups (those need the shared CRDs'
+        # approval annotation): JobSet, Kubeflow, Ray, ... are enough for these tests
+        cp.create_crds([m for m in own_crds() if not m["spec"]["group"].endswith((".k8s.io", ".kubernetes.io"))],
+                       source="own")
+    except BaseException:
+        print(cp.log_tails())
+        cp.stop(keep_dir=True)
+        raise
+    yield cp
     cp.stop(keep_dir=os.environ.get("WMAP_KEEP_CLUSTER_DIR") == "1")
 
 

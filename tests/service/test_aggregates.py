@@ -51,7 +51,7 @@ def _from_scratch(views: list[WorkloadView], group_by: str) -> list[GpuBucket]:
                         add_into(bucket.allocated, pod.requests)
             continue
         key = {"NAMESPACE": view.namespace or "", "KIND": f"{view.kind}.{view.group}",
-               "PHASE": view.phase.value}[group_by]
+               "PHASE": view.phase.value, "CLUSTER": view.cluster}[group_by]
         bucket = buckets.setdefault(key, GpuBucket(key))
         bucket.workloads += 1
         add_into(bucket.spec, view.gpu.spec)

@@ -1,0 +1,337 @@
+"""Several clusters served as one: a :class:`Fleet` of one :class:`WorkloadService` per cluster.
+
+``wmap serve --context a --context b`` keeps one informer cache, one materializer and one
+view store per cluster (``server.app`` builds them); the fleet answers the front doors'
+reads over all of them with the read interface of a single ``WorkloadService`` plus a
+``cluster`` filter, so GraphQL, REST and the metrics do not care how many clusters there are.
+
+Identity: uids are unique within one cluster only (the API server generates them), so
+nothing here is keyed by uid alone: each member's store keys its own uids, and a merged
+list is ordered by (namespace, kind, group, name, cluster). A lookup without ``cluster``
+answers from the first cluster (in the order given on the command line) that has the
+workload; give ``cluster`` when the same name exists in several.
+
+The members publish on one shared :class:`ChangeFeed`; each view carries its cluster
+(``WorkloadView.cluster``), so subscribers tell them apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from server.errors import InvalidRequest, WorkloadNotFound
+from server.gvk import GVK
+from server.kube.freshness import FRESH, Freshness, freshness
+from server.kube.reader import InformerStatus
+from server.resolution import WorkloadView
+from server.service import WorkloadService
+from server.service.feed import ChangeFeed
+from server.service.pods import PodPlacement
+from server.service.registration import Registrar
+from server.service.views import GpuBucket
+
+
+def _add(into: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:
+    for name, value in amounts.items():
+        into[name] = into.get(name, Decimal(0)) + value
+
+
+def merge_buckets(lists: Iterable[list[GpuBucket]]) -> list[GpuBucket]:
+    """Sum buckets of the same key across clusters (sorted by key).
+
+    Args:
+        lists: each member's ``gpu_summary`` answer.
+
+    Returns:
+        New buckets: workloads and every GPU figure added per key.
+    """
+    merged: dict[str, GpuBucket] = {}
+    for buckets in lists:
+        for bucket in buckets:
+            into = merged.get(bucket.key)
+            if into is None:
+                into = merged[bucket.key] = GpuBucket(bucket.key)
+            into.workloads += bucket.workloads
+            _add(into.spec, bucket.spec)
+            _add(into.pods, bucket.pods)
+            _add(into.allocated, bucket.allocated)
+    return [merged[k] for k in sorted(merged)]
+
+
+def combined(states: Mapping[str, Mapping[GVK, InformerStatus]]) -> Freshness:
+    """One freshness over several clusters' informer statuses (cluster name -> statuses).
+
+    Synced when every cluster is; stale when any is, since the earliest outage; the error
+    and stale kinds are prefixed with their cluster (``b: connection refused``,
+    ``b/batch/v1/Job``); last success is the oldest cluster's.
+    """
+    parts = {name: freshness(s) for name, s in states.items()}
+    if not parts:
+        return FRESH
+    since = [f.since for f in parts.values() if f.since is not None]
+    contacts = [f.last_success for f in parts.values()]
+    return Freshness(
+        synced=all(f.synced for f in parts.values()), stale=any(f.stale for f in parts.values()),
+        since=min(since) if since else None,
+        error="; ".join(f"{name}: {f.error}" for name, f in parts.items() if f.error),
+        stale_kinds=tuple(f"{name}/{kind}" for name, f in parts.items() for kind in f.stale_kinds),
+        last_success=None if None in contacts else min(c for c in contacts if c is not None))
+
+
+def _failing(reader: Any) -> bool:
+    """True when an informer that has not synced yet reports an error (cluster unreachable)."""
+    states = getattr(reader, "states", None)
+    return callable(states) and any(s.last_error and not s.is_settled for s in states().values())
+
+
+def fleet_order(view: WorkloadView) -> tuple[str, str, str, str, str]:
+    """Merged list order: namespace, kind, group, name, cluster."""
+    return (view.namespace or "", view.kind, view.group, view.name, view.cluster)
+
+
+class Fleet:
+    """The workloads of several clusters (see module docstring).
+
+    Args:
+        members: cluster name -> its service (in command-line order; at least one), each
+            built with ``cluster`` set to its name and ``feed`` set to ``feed``.
+        feed: the change feed every member publishes on.
+
+    Raises:
+        ValueError: no member, or a member whose ``cluster`` is not its name.
+    """
+
+    def __init__(self, members: Mapping[str, WorkloadService], feed: ChangeFeed) -> None:
+        if not members:
+            raise ValueError("a fleet needs at least one cluster")
+        for name, service in members.items():
+            if service.cluster != name:
+                raise ValueError(f"the service of cluster {name!r} stamps views with {service.cluster!r}")
+        self.members = dict(members)
+        self.primary = next(iter(self.members.values()))
+        self.feed = feed
+        self.writers: dict[str, Any] = {}
+        """Cluster name -> the workload writer of that cluster (set by ``server.app``)."""
+        self._lists: dict[tuple[Any, ...], list[WorkloadView]] = {}
+
+    # what the front doors read besides the views
+
+    @property
+    def registry(self) -> Any:
+        """The first cluster's definitions (the catalog and its Karta objects)."""
+        return self.primary.registry
+
+    @property
+    def policy(self) -> Any:
+        """The GPU policy (the same for every cluster)."""
+        return self.primary.policy
+
+    @property
+    def reader(self) -> Any:
+        """The first cluster's reader (per-cluster readers: ``members[name].reader``)."""
+        return self.primary.reader
+
+    @property
+    def materializer(self) -> Any:
+        """The first cluster's materializer (for the pool metrics)."""
+        return self.primary.materializer
+
+    @property
+    def resolutions(self) -> int:
+        """Resolutions done over every cluster."""
+        return sum(s.resolutions for s in self.members.values())
+
+    @property
+    def on_resolved(self) -> Callable[[WorkloadView, float], None] | None:
+        """The resolution hook (set on every member)."""
+        return self.primary.on_resolved
+
+    @on_resolved.setter
+    def on_resolved(self, hook: Callable[[WorkloadView, float], None] | None) -> None:
+        for service in self.members.values():
+            service.on_resolved = hook
+
+    def freshness_by_cluster(self) -> dict[str, Freshness]:
+        """Cluster name -> how current its cache is (``server.kube.freshness``)."""
+        out: dict[str, Freshness] = {}
+        for name, service in self.members.items():
+            states = getattr(service.reader, "states", None)
+            out[name] = freshness(states()) if callable(states) else FRESH
+        return out
+
+    def states_by_cluster(self) -> dict[str, dict[GVK, InformerStatus]]:
+        """Cluster name -> informer statuses of its reader."""
+        out: dict[str, dict[GVK, InformerStatus]] = {}
+        for name, service in self.members.items():
+            states = getattr(service.reader, "states", None)
+            out[name] = dict(states()) if callable(states) else {}
+        return out
+
+    def member(self, cluster: str | None) -> WorkloadService:
+        """The service of ``cluster`` (None: the first cluster).
+
+        Raises:
+            InvalidRequest: no such cluster (the message lists the configured ones).
+        """
+        if cluster is None:
+            return self.primary
+        service = self.members.get(cluster)
+        if service is None:
+            raise InvalidRequest(f"cluster must be one of {', '.join(self.members)}, got {cluster!r}")
+        return service
+
+    def _chosen(self, cluster: str | None) -> list[WorkloadService]:
+        if cluster is None:
+            return list(self.members.values())
+        service = self.members.get(cluster)
+        return [service] if service is not None else []
+
+    # lifecycle
+
+    async def start(self) -> None:
+        """Start every member's materializer."""
+        for service in self.members.values():
+            await service.start()
+
+    async def stop(self) -> None:
+        """Stop every member's materializer."""
+        for service in self.members.values():
+            await service.stop()
+
+    def is_ready(self) -> bool:
+        """True once every cluster's workloads have views (see README "Several clusters")."""
+        return all(s.is_ready() for s in self.members.values())
+
+    def answering(self) -> bool:
+        """True when queries can be answered (a weaker gate than :meth:`is_ready`).
+
+        Every cluster has its views, except clusters that have never synced and whose
+        informers are failing (unreachable from the start): those are left out and
+        reported (``clusters``, ``/readyz?verbose``); at least one cluster must answer. A
+        cluster still syncing without error (a normal start) holds answers back, so no
+        answer silently lacks a cluster that is about to arrive.
+        """
+        answering = 0
+        for service in self.members.values():
+            synced = service.reader.is_synced()
+            if synced and service.is_ready():
+                answering += 1
+            elif synced or not _failing(service.reader):
+                return False
+        return answering > 0
+
+    def progress(self) -> tuple[int, int]:
+        """``(resolved, known)`` summed over the clusters."""
+        pairs = [s.progress() for s in self.members.values()]
+        return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+
+    async def settled(self, timeout: float | None = None) -> bool:
+        """Wait until every member has nothing pending (each gets ``timeout``)."""
+        results = [await s.settled(timeout) for s in self.members.values()]
+        return all(results)
+
+    # reads
+
+    def workloads(self, *, cluster: str | None = None, **filters: Any) -> list[WorkloadView]:
+        """Every cluster's (or one cluster's) workloads matching ``filters``, in :func:`fleet_order`.
+
+        Args:
+            cluster: only this cluster (an unknown name gives ``[]``, as any other filter).
+            **filters: the keyword filters of :meth:`WorkloadService.workloads`.
+        """
+        parts = [s.workloads(**filters) for s in self._chosen(cluster)]
+        cacheable = filters.get("allow") is None and filters.get("namespaces") is None
+        key = (cluster, tuple(sorted((k, v) for k, v in filters.items() if v is not None)),
+               tuple(s.store.generation for s in self._chosen(cluster)))
+        if cacheable and key in self._lists:
+            return self._lists[key]
+        out = sorted((v for part in parts for v in part), key=fleet_order)
+        if cacheable:
+            if len(self._lists) > 64:
+                self._lists.clear()
+            self._lists[key] = out
+        return out
+
+    def workload(self, namespace: str | None, group: str, kind: str, name: str, *,
+                 allow: Callable[[GVK, str | None], bool] | None = None, cluster: str | None = None) -> WorkloadView:
+        """One workload by identity, from ``cluster`` or the first cluster that has it.
+
+        Raises:
+            WorkloadNotFound: in no (chosen) cluster, or hidden by ``allow``.
+        """
+        for service in self._chosen(cluster):
+            try:
+                return service.workload(namespace, group, kind, name, allow=allow)
+            except WorkloadNotFound:
+                continue
+        where = f"{namespace}/" if namespace else ""
+        suffix = f" in cluster {cluster}" if cluster is not None else ""
+        raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {where}{name} not found{suffix}")
+
+    def pod_placement(self, namespace: str, name: str, *, cluster: str | None = None) -> PodPlacement | None:
+        """Where a pod sits, from ``cluster`` or the first cluster that has the pod."""
+        for service in self._chosen(cluster):
+            placement = service.pod_placement(namespace, name)
+            if placement is not None:
+                return placement
+        return None
+
+    def gpu_summary(self, group_by: str, views: Iterable[WorkloadView] | None = None) -> list[GpuBucket]:
+        """GPU totals over every cluster, grouped as :meth:`WorkloadService.gpu_summary` (plus CLUSTER).
+
+        Raises:
+            KeyError: ``group_by`` is not a known grouping.
+        """
+        if views is not None:
+            return self.primary.gpu_summary(group_by, views)
+        return merge_buckets(s.gpu_summary(group_by) for s in self.members.values())
+
+
+def route_write(service: Any, writer: Any, identity: tuple[str, str, str, str],
+                cluster: str | None) -> tuple[WorkloadService, Any]:
+    """The service and writer of the cluster that holds the workload a write targets.
+
+    Writes (pod-template changes, suspend, resume) go to the workload's own cluster: with a
+    :class:`Fleet`, that of ``cluster``, or the first cluster holding the workload; with
+    one service, ``service`` and ``writer`` themselves.
+
+    Args:
+        service: a ``WorkloadService`` or a :class:`Fleet` (whose ``writers`` maps cluster
+            name -> writer).
+        writer: the single cluster's writer (ignored for a fleet).
+        identity: (namespace, group, kind, name) of the workload.
+        cluster: the cluster asked for, or None.
+
+    Raises:
+        WorkloadNotFound: the workload is in no chosen cluster (or ``cluster`` names
+            another cluster than the single one).
+        InvalidRequest: ``cluster`` is not a configured cluster of the fleet.
+    """
+    namespace, group, kind, name = identity
+    if not isinstance(service, Fleet):
+        if not service.serves(cluster):
+            raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {namespace}/{name} not found in cluster "
+                                   f"{cluster}")
+        return service, writer
+    member = service.member(cluster) if cluster is not None else None  # an unknown name fails here
+    view = (member or service).workload(namespace, group, kind, name)
+    return service.member(view.cluster), service.writers.get(view.cluster)
+
+
+def registrar_for(first: Registrar, registrars: dict[str, Registrar], name: str,
+                  cluster: str | None) -> Registrar:
+    """The registrar of ``cluster``: ``first`` for None (or the single cluster's ``name``).
+
+    Raises:
+        InvalidRequest: ``cluster`` names no served cluster (the message lists them).
+    """
+    if cluster is None:
+        return first
+    if cluster in registrars:
+        return registrars[cluster]
+    if not registrars and cluster == name:
+        return first
+    names = ", ".join(registrars) or name
+    raise InvalidRequest(f"cluster must be one of {names}, got {cluster!r}")

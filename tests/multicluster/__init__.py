@@ -1,0 +1,1 @@
+"""Several clusters served together (issue 15 item 5)."""
