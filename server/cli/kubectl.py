@@ -196,15 +196,17 @@ def default_namespace(kubeconfig: str | None = None, context: str | None = None,
 
 
 def context_name(kubeconfig: str | None = None, context: str | None = None,
-                 environ: Mapping[str, str] | None = None, sa_dir: Path = SA_DIR) -> str:
+                 environ: Mapping[str, str] | None = None, sa_dir: Path | None = None) -> str:
     """The kubeconfig context kubectl would use: ``context``, else the first ``current-context``.
 
     ``in-cluster`` for the service account, ``""`` when nothing is configured or the
-    kubeconfig names no current context.
+    kubeconfig names no current context. ``sa_dir`` defaults to ``server.kube.client.SA_DIR``.
     """
     if context:
         return context
-    source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir)
+    from server.kube.client import SA_DIR, find_config_source
+
+    source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir or SA_DIR)
     if source is None:
         return ""
     if source.kind == "in-cluster":
