@@ -44,7 +44,7 @@ JOBSETS = "jobset.x-k8s.io/JobSet"
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 LIST = """query($ns: String, $cluster: String) { workloads(namespace: $ns, cluster: $cluster) { totalCount
     nodes { cluster kind name gpu { requestedBySpec requestedByPods allocated } } } }"""
-SUMMARY = "{ gpuSummary(groupBy: CLUSTER) { key workloads gpu { requestedBySpec requestedByPods allocated } } }"
+SUMMARY = "query($ns: String) { gpuSummary(groupBy: CLUSTER, namespace: $ns) { key workloads gpu { requestedBySpec requestedByPods allocated } } }"
 CLUSTERS = "{ clusters { name synced stale error } }"
 
 
@@ -121,8 +121,9 @@ async def test_two_clusters_listed_summed_filtered_written_and_one_lost(
             assert rows == [("east", "JobSet", "train", 12), ("west", "JobSet", "train", 12),
                             ("west", "Pod", "solo", 2)]
 
-            # gpuSummary by CLUSTER: east 12 (one JobSet); west 12 + 2 = 14 (JobSet + Pod)
-            summary = (await gql(client, SUMMARY))["gpuSummary"]
+            # gpuSummary by CLUSTER over the test namespace (the shared east plane holds other tests' work):
+            # east 12 (one JobSet); west 12 + 2 = 14 (JobSet + Pod)
+            summary = (await gql(client, SUMMARY, ns=namespace))["gpuSummary"]
             mine = {b["key"]: (b["workloads"], b["gpu"]) for b in summary}
             assert mine["east"] == (1, {"requestedBySpec": 12, "requestedByPods": 12, "allocated": 12})
             assert mine["west"] == (2, {"requestedBySpec": 14, "requestedByPods": 14, "allocated": 14})
@@ -198,7 +199,7 @@ async def _check_west_lost(client: httpx.AsyncClient, kube_east: httpx.AsyncClie
     rows = [(n["cluster"], n["kind"], n["name"]) for n in listed["nodes"]]
     assert rows == [("east", "JobSet", "train"), ("west", "JobSet", "train"), ("east", "Pod", "late"),
                     ("west", "Pod", "solo")]
-    summary = {b["key"]: b for b in (await gql(client, SUMMARY))["gpuSummary"]}
+    summary = {b["key"]: b for b in (await gql(client, SUMMARY, ns=namespace))["gpuSummary"]}
     assert summary["east"]["gpu"]["requestedBySpec"] == 13  # 12 + the new 1-GPU pod
     assert summary["west"]["gpu"]["requestedBySpec"] == 14  # unchanged, from the cache
     ready = await client.get("/readyz?verbose")
