@@ -124,3 +124,9 @@ def load_reader(cluster: Cluster) -> tuple[SnapshotReader, dict[str, Any]]:
             gc.enable()
     gc.collect()
     return reader, {"pods": pods, "objects": objects, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+if __name__ == "__main__":
+    from benchmarks.memory_report import main
+
+    main()

@@ -175,9 +175,13 @@ class ObjectGraph:
         else:
             self._publish(gvk, store.upsert(obj))
 
-    def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None) -> None:
-        """Replace the objects of ``gvk`` (within ``namespace``) after a list."""
-        self._publish(gvk, self.store(gvk).replace(objects, namespace=namespace))
+    def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
+                trimmed: bool = False) -> None:
+        """Replace the objects of ``gvk`` (within ``namespace``) after a list.
+
+        ``trimmed``: the objects come from ``Store.trim`` of this GVK's store already.
+        """
+        self._publish(gvk, self.store(gvk).replace(objects, namespace=namespace, trimmed=trimmed))
 
     def clear(self, gvk: GVK, *, drop: bool = False) -> None:
         """Delete every object of ``gvk`` (events included); ``drop`` forgets the store."""
@@ -246,9 +250,13 @@ class GraphSink:
     def __init__(self, graph: ObjectGraph, gvk: GVK) -> None:
         self.graph, self.gvk = graph, gvk
 
-    def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
-        """Replace the objects of the GVK (within ``namespace``)."""
-        self.graph.replace(self.gvk, objects, namespace=namespace)
+    def prepare(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """The trimmed, compact copy the store will hold (called per list item as pages arrive)."""
+        return self.graph.store(self.gvk).trim(obj)
+
+    def replace(self, objects: list[dict[str, Any]], namespace: str | None, *, prepared: bool = False) -> None:
+        """Replace the objects of the GVK (within ``namespace``); ``prepared``: from ``prepare``."""
+        self.graph.replace(self.gvk, objects, namespace=namespace, trimmed=prepared)
 
     def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event."""

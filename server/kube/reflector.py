@@ -4,8 +4,9 @@ Semantics follow kubernetes/client-go ``tools/cache/reflector.go`` and nolar/kop
 ``kopf/_cogs/clients/watching.py``:
 
 - **List** in pages (``limit=500`` + ``continue``) without a resourceVersion (a consistent
-  read), hand the items to the sink as a replacement (the sink diffs and emits synthetic
-  ``DELETED`` for objects that vanished), remember the list's resourceVersion.
+  read), trim each page's items as it arrives (``Sink.prepare``: no decoded page outlives
+  its trimming), hand the items to the sink as a replacement (the sink diffs and emits
+  synthetic ``DELETED`` for objects that vanished), remember the list's resourceVersion.
 - **Watch** from the last resourceVersion with ``allowWatchBookmarks=true`` and a server
   ``timeoutSeconds`` drawn from [300, 600] (spreads reconnects). Every event, ``BOOKMARK``
   included, advances the last resourceVersion. A stream that ends (server timeout) is
@@ -80,7 +81,12 @@ class Sink(Protocol):
     """Where a reflector puts objects (``server.kube.graph.GraphSink`` in production)."""
 
     def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
-        """The complete current set (of ``namespace`` when given), after a list."""
+        """The complete current set (of ``namespace`` when given), after a list.
+
+        A sink that also has ``prepare(obj) -> dict`` gets every list item passed through it
+        as its page arrives (so only the trimmed copies outlive the page) and then
+        ``replace(prepared_objects, namespace, prepared=True)``.
+        """
         ...
 
     def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
@@ -252,20 +258,27 @@ class Reflector:
             self._wake = None
 
     async def _list(self) -> None:
+        prepare = getattr(self._sink, "prepare", None)
         items: list[dict[str, Any]] = []
         token: str | None = None
         resource_version = ""
         for _ in range(MAX_LIST_PAGES):
             page = await self._source.list_page(limit=self.options.page_size, continue_token=token)
-            items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+            raw = [i for i in page.get("items") or [] if isinstance(i, dict)]
             meta = page.get("metadata") or {}
+            del page  # only the trimmed copies outlive the page
+            items.extend(map(prepare, raw) if prepare is not None else raw)
+            del raw
             resource_version = str(meta.get("resourceVersion") or resource_version)
             token = meta.get("continue") or None
             if not token:
                 break
         else:
             raise KubeApiError(NETWORK, "TooManyPages", f"list did not end after {MAX_LIST_PAGES} pages")
-        self._sink.replace(items, self.namespace)
+        if prepare is not None:
+            self._sink.replace(items, self.namespace, prepared=True)
+        else:
+            self._sink.replace(items, self.namespace)
         self.relists += 1
         self.last_rv = resource_version
         first = not self.has_synced

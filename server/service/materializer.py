@@ -12,6 +12,9 @@ covered object once is one owner walk per object instead of one per event. The s
 changed, that became top-level or stopped being top-level are marked dirty, so a
 registration re-resolves exactly its kind's workloads (and so emits feed events).
 
+Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
+(``server.kube.memory``): the free memory of the initial lists and resolutions goes back.
+
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
 ``quarantine_after`` timeouts of one definition within one registry generation the
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.definitions.registry import Entry
 from server.gvk import GVK
+from server.kube.memory import release_free_memory
 from server.kube.reader import ChangeEvent
 from server.resolution.resolver import failed_view
 from server.service.pool import Outcome, ResolverPool, definition_key
@@ -155,7 +159,10 @@ class Materializer:
                 self._rescan = False
                 await self._do_rescan()
             await self._dispatch()
+            was_ready = self.ready
             self._check_settled(started)
+            if self.ready and not was_ready:  # the initial lists and resolutions are done
+                await asyncio.to_thread(release_free_memory, collect=False)
             await self._wake.wait()
             self._wake.clear()
 
