@@ -14,6 +14,8 @@ registration re-resolves exactly its kind's workloads (and so emits feed events)
 
 Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
 (``server.kube.memory``): the free memory of the initial lists and resolutions goes back.
+Views are compacted as they arrive, in the pool's dispatcher thread
+(``server.service.viewcompact``).
 
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
@@ -38,6 +40,7 @@ from server.kube.reader import ChangeEvent
 from server.resolution.resolver import failed_view
 from server.service.pool import Outcome, ResolverPool, definition_key
 from server.service.scheduler import DirtySet
+from server.service.viewcompact import compact_view
 from server.service.worker import Job
 
 if TYPE_CHECKING:
@@ -141,6 +144,11 @@ class Materializer:
             self._wake.set()
 
     def _post(self, outcome: Outcome) -> None:  # dispatcher thread
+        if outcome.view is not None:
+            try:
+                compact_view(outcome.view)  # off the loop, before anything else sees the view
+            except Exception:  # noqa: BLE001 - an uncompacted view is still a correct view
+                log.debug("compacting the view of %s failed", outcome.uid, exc_info=True)
         try:
             self._loop.call_soon_threadsafe(self._on_outcome, outcome)
         except RuntimeError:  # loop closed during shutdown
