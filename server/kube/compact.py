@@ -41,7 +41,7 @@ class SharedMaps:
 
     def __init__(self, capacity: int = SHARED_CAPACITY) -> None:
         self.capacity = capacity
-        self._table: dict[tuple[str, ...], dict[str, str]] = {}
+        self._table: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self.hits = self.misses = 0
 
     def __len__(self) -> int:
@@ -49,7 +49,7 @@ class SharedMaps:
 
     def share(self, value: dict[str, str]) -> dict[str, str]:
         """The canonical map equal to ``value`` (``value`` itself the first time)."""
-        key = tuple(part for item in value.items() for part in item)
+        key = tuple(value.items())
         found = self._table.get(key)
         if found is not None:
             self.hits += 1
@@ -93,14 +93,18 @@ def compact_map(value: dict[str, Any], shared: SharedMaps | None = None) -> dict
     """``compact`` of one dict (its keys interned; shared when small and string-valued)."""
     table = SHARED if shared is None else shared
     intern = sys.intern
-    out: dict[str, Any] = {}
     only_strings = True
+    out: dict[str, Any] = {}
     for key, item in value.items():
-        if item.__class__ is str:
-            out[intern(key) if key.__class__ is str else key] = intern(item) if len(item) <= INTERN_MAX else item
+        cls = item.__class__
+        if cls is str:
+            item = intern(item) if len(item) <= INTERN_MAX else item
+        elif cls is dict or cls is list:
+            only_strings = False
+            item = _compact(item, table)
         else:
             only_strings = False
-            out[intern(key) if key.__class__ is str else key] = _compact(item, table)
+        out[intern(key) if key.__class__ is str else key] = item
     if only_strings and 0 < len(out) <= SHARE_MAX_ITEMS:
         return table.share(out)
     return out

@@ -31,6 +31,7 @@ from typing import Any
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
 from server.kube.store import Changes, Store, controller_uid, meta_of, object_key
+from server.kube.trim import trim
 from server.owners import MAX_OWNER_DEPTH, may_own, owner_chain
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,10 @@ class ObjectGraph:
             self._sorted_gvks = None
             self.generation += 1
         return store
+
+    def trim(self, gvk: GVK, obj: Mapping[str, Any]) -> KubeObject:
+        """The copy of ``obj`` the store of ``gvk`` holds (``server.kube.trim``); changes nothing."""
+        return trim(gvk, obj, full=self._full)
 
     def gvks(self) -> builtins.list[GVK]:
         """GVKs that have a store, sorted."""
@@ -251,8 +256,8 @@ class GraphSink:
         self.graph, self.gvk = graph, gvk
 
     def prepare(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        """The trimmed, compact copy the store will hold (called per list item as pages arrive)."""
-        return self.graph.store(self.gvk).trim(obj)
+        """The trimmed, compact copy the store will hold (per list item, in a worker thread)."""
+        return self.graph.trim(self.gvk, obj)
 
     def replace(self, objects: list[dict[str, Any]], namespace: str | None, *, prepared: bool = False) -> None:
         """Replace the objects of the GVK (within ``namespace``); ``prepared``: from ``prepare``."""
