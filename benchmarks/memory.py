@@ -12,6 +12,10 @@ and the raw page is dropped. tracemalloc's traced memory is read:
 
 ``rss_delta_store_bytes`` is the process RSS growth across the same load (under tracemalloc,
 so an upper bound); the cluster figures report the RSS growth of a real informer sync.
+
+``python -m benchmarks.memory`` runs the RSS figures of issue 17 instead (live path through
+the test control plane and the snapshot path, each in fresh processes, beside the targets):
+see ``benchmarks.memory_report``.
 """
 
 from __future__ import annotations
@@ -124,3 +128,9 @@ def load_reader(cluster: Cluster) -> tuple[SnapshotReader, dict[str, Any]]:
             gc.enable()
     gc.collect()
     return reader, {"pods": pods, "objects": objects, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+if __name__ == "__main__":
+    from benchmarks.memory_report import main
+
+    main()

@@ -17,6 +17,9 @@ deleted is dropped (objects deleted with events, state back to ``crd_missing``).
 credentials may not watch CRDs, missing and failed kinds are re-resolved every
 ``recheck_interval`` seconds instead (the negative discovery TTL).
 
+Versions: of several watched versions of one kind only one is listed and watched
+(``server.kube.versions``: highest priority among the served ones).
+
 Readiness: ``is_synced()`` is true once every watched GVK has listed once or settled as
 ``crd_missing``/``forbidden`` (reported by ``states()``, not blocking). A GVK whose
 list/watch has failed for longer than ``stale_after`` seconds reports ``stale``
@@ -36,7 +39,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from server.gvk import GVK
 from server.kube.api import KubeApi, ResourceClient
@@ -44,8 +47,10 @@ from server.kube.client import KubeClient, connect
 from server.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
 from server.kube.errors import NETWORK, KubeApiError
 from server.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
+from server.kube.freshness import aggregate
 from server.kube.reader import InformerState, InformerStatus
 from server.kube.reflector import ListWatch, Reflector, ReflectorOptions
+from server.kube.versions import elect
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +60,6 @@ SourceFactory = Callable[[ResourceInfo, "str | None"], ListWatch]
 Probe = Callable[[], Awaitable[bool]]
 """True when the API server answers (is ready) again."""
 
-STATE_ORDER: tuple[InformerState, ...] = ("error", "syncing", "forbidden", "crd_missing", "synced")
-"""Worst first: the state reported for a GVK watched through several reflectors (a GVK
-reports ``forbidden``/``crd_missing`` only when no reflector is still failing or syncing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,8 @@ class _Informer:
     state: InformerState = "syncing"
     error: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    elected: GVK | None = None
+    """The other version of the kind watched instead (``server.kube.versions``)."""
 
 
 class InformerCache(ObjectGraph):
@@ -187,8 +191,7 @@ class InformerCache(ObjectGraph):
             return
         self._informers[gvk] = _Informer(gvk)
         self.store(gvk)
-        if self._started:
-            self._spawn(self._reconcile(gvk))
+        self._reconcile_kind(gvk)
 
     def unwatch(self, gvk: GVK) -> None:
         """Stop caching ``gvk`` and drop its objects (with DELETED events; idempotent)."""
@@ -200,6 +203,7 @@ class InformerCache(ObjectGraph):
             self._spawn(reflector.stop())
         inf.reflectors.clear()
         self.clear(gvk, drop=True)
+        self._reconcile_kind(gvk)
 
     def watched(self) -> list[GVK]:
         """The watched GVKs, sorted."""
@@ -230,13 +234,16 @@ class InformerCache(ObjectGraph):
     def crd_status(self) -> InformerStatus | None:
         """Status of the CRD reflector (``None`` when CRDs are not watched)."""
         r = self._crd_reflector
-        return _aggregate(CRD_GVK, [r], len(self.discovery.crds), "crd") if r is not None else None
+        return aggregate(CRD_GVK, [r], len(self.discovery.crds), "crd") if r is not None else None
 
     def _status(self, inf: _Informer) -> InformerStatus:
+        elected = self._informers.get(inf.elected) if inf.elected is not None else None
+        if elected is not None and elected.elected is None:
+            return replace(self._status(elected), gvk=inf.gvk, count=0)
         if not inf.reflectors:
             return InformerStatus(inf.gvk, inf.state, last_error=inf.error)
         plural = inf.info.plural if inf.info is not None else ""
-        return _aggregate(inf.gvk, list(inf.reflectors.values()), self.count(inf.gvk), plural,
+        return aggregate(inf.gvk, list(inf.reflectors.values()), self.count(inf.gvk), plural,
                           self.options.stale_after)
 
     def _all_reflectors(self) -> list[Reflector]:
@@ -291,6 +298,13 @@ class InformerCache(ObjectGraph):
                 inf.state, inf.error = "crd_missing", "not served by the API server"
                 self.clear(gvk)
                 return
+            inf.elected = None
+            primary = await elect(gvk, self._informers, self.discovery.resolve)
+            if primary != gvk:  # another version of the kind is watched instead: cached once
+                await self._stop_reflectors(inf)
+                self.clear(gvk)
+                inf.elected, inf.state, inf.error = primary, "synced", ""
+                return
             inf.info, inf.state, inf.error = info, "syncing", ""
             if not inf.reflectors:
                 self._start_reflectors(inf, info)
@@ -319,6 +333,10 @@ class InformerCache(ObjectGraph):
             return
         for gvk in [g for g in self._informers if g.group_kind == (group, kind)]:
             self._spawn(self._reconcile(gvk))
+
+    def _reconcile_kind(self, gvk: GVK) -> None:
+        """Re-resolve every watched version of ``gvk``'s kind (the elected one may change)."""
+        self._on_crd_change(*gvk.group_kind)
 
     async def _recheck_loop(self) -> None:
         """Every ``recheck_interval``: re-resolve kinds that are missing or failing."""
@@ -367,33 +385,3 @@ def _readyz_probe(api: KubeApi) -> Probe:
         return True
 
     return probe
-
-
-def _aggregate(gvk: GVK, reflectors: list[Reflector], count: int, plural: str,
-               stale_after: float = float("inf")) -> InformerStatus:
-    """One status for the reflectors of a GVK.
-
-    Worst state, summed counters, stale when any reflector has been failing for more than
-    ``stale_after`` seconds.
-    """
-    states = {r.state for r in reflectors}
-    state = next(s for s in STATE_ORDER if s in states)
-    times = [r.last_event_time for r in reflectors if r.last_event_time is not None]
-    now = time.monotonic()
-    downs = [r.down_since for r in reflectors if r.down_since is not None]
-    successes = [r for r in reflectors if r.last_success is not None]
-    oldest = min(successes, key=lambda r: r.last_success or 0.0) if len(successes) == len(reflectors) else None
-    return InformerStatus(
-        gvk=gvk, state=state, count=count,
-        has_synced=all(r.has_synced for r in reflectors),
-        last_error=next((r.last_error for r in reflectors if r.last_error), ""),
-        relists=sum(r.relists for r in reflectors), events=sum(r.events for r in reflectors),
-        bookmarks=sum(r.bookmarks for r in reflectors),
-        watch_restarts=sum(r.watch_restarts for r in reflectors),
-        last_event_age=now - max(times) if times else None, resource=plural,
-        namespaces=tuple(sorted(r.namespace for r in reflectors if r.namespace)),
-        stale=any(r.down_for(now) > stale_after for r in reflectors),
-        down_since=min(downs) if downs else None,
-        last_success=oldest.last_success if oldest is not None else None,
-        last_success_age=now - oldest.last_success_mono if oldest and oldest.last_success_mono else None,
-    )

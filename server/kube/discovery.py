@@ -101,10 +101,14 @@ class CrdIndex:
     def __len__(self) -> int:
         return len(self._by_group_kind)
 
-    def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
+    def prepare(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Reflector sink: the trimmed CRD (its schemas dropped as each list page arrives)."""
+        return self._store.trim(obj)
+
+    def replace(self, objects: list[dict[str, Any]], namespace: str | None, *, prepared: bool = False) -> None:
         """Reflector sink: the full CRD list (from then on the index is trusted)."""
         self.synced = True
-        self._changed(self._store.replace(objects))
+        self._changed(self._store.replace(objects, trimmed=prepared))
 
     def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
         """Reflector sink: one CRD event."""

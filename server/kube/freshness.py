@@ -13,16 +13,21 @@ https://kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks). I
 being stale as soon as every such kind has listed or watched successfully again. Kinds
 that are ``crd_missing`` or ``forbidden`` are not stale: the API server answered, and they
 are reported as such.
+
+``aggregate`` folds the reflectors of one GVK (one per allowed namespace) into its
+``InformerStatus``, which the rule above reads.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from server.gvk import GVK
-from server.kube.reader import InformerStatus
+from server.kube.reader import InformerState, InformerStatus
+from server.kube.reflector import Reflector
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,4 +96,39 @@ def freshness(states: Mapping[GVK, InformerStatus]) -> Freshness:
         error=next((s.last_error for s in failing if s.last_error), ""),
         stale_kinds=tuple(sorted(kind_name(s.gvk) for s in stale)),
         last_success=None if None in contacts else min(contacts, default=None),  # type: ignore[type-var]
+    )
+
+
+STATE_ORDER: tuple[InformerState, ...] = ("error", "syncing", "forbidden", "crd_missing", "synced")
+"""Worst first: the state reported for a GVK watched through several reflectors (a GVK
+reports ``forbidden``/``crd_missing`` only when no reflector is still failing or syncing)."""
+
+
+def aggregate(gvk: GVK, reflectors: list[Reflector], count: int, plural: str,
+              stale_after: float = float("inf")) -> InformerStatus:
+    """One status for the reflectors of a GVK.
+
+    Worst state, summed counters, stale when any reflector has been failing for more than
+    ``stale_after`` seconds.
+    """
+    states = {r.state for r in reflectors}
+    state = next(s for s in STATE_ORDER if s in states)
+    times = [r.last_event_time for r in reflectors if r.last_event_time is not None]
+    now = time.monotonic()
+    downs = [r.down_since for r in reflectors if r.down_since is not None]
+    successes = [r for r in reflectors if r.last_success is not None]
+    oldest = min(successes, key=lambda r: r.last_success or 0.0) if len(successes) == len(reflectors) else None
+    return InformerStatus(
+        gvk=gvk, state=state, count=count,
+        has_synced=all(r.has_synced for r in reflectors),
+        last_error=next((r.last_error for r in reflectors if r.last_error), ""),
+        relists=sum(r.relists for r in reflectors), events=sum(r.events for r in reflectors),
+        bookmarks=sum(r.bookmarks for r in reflectors),
+        watch_restarts=sum(r.watch_restarts for r in reflectors),
+        last_event_age=now - max(times) if times else None, resource=plural,
+        namespaces=tuple(sorted(r.namespace for r in reflectors if r.namespace)),
+        stale=any(r.down_for(now) > stale_after for r in reflectors),
+        down_since=min(downs) if downs else None,
+        last_success=oldest.last_success if oldest is not None else None,
+        last_success_age=now - oldest.last_success_mono if oldest and oldest.last_success_mono else None,
     )

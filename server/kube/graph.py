@@ -31,6 +31,7 @@ from typing import Any
 from server.gvk import GVK
 from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
 from server.kube.store import Changes, Store, controller_uid, meta_of, object_key
+from server.kube.trim import trim
 from server.owners import MAX_OWNER_DEPTH, may_own, owner_chain
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,10 @@ class ObjectGraph:
             self._sorted_gvks = None
             self.generation += 1
         return store
+
+    def trim(self, gvk: GVK, obj: Mapping[str, Any]) -> KubeObject:
+        """The copy of ``obj`` the store of ``gvk`` holds (``server.kube.trim``); changes nothing."""
+        return trim(gvk, obj, full=self._full)
 
     def gvks(self) -> builtins.list[GVK]:
         """GVKs that have a store, sorted."""
@@ -175,9 +180,13 @@ class ObjectGraph:
         else:
             self._publish(gvk, store.upsert(obj))
 
-    def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None) -> None:
-        """Replace the objects of ``gvk`` (within ``namespace``) after a list."""
-        self._publish(gvk, self.store(gvk).replace(objects, namespace=namespace))
+    def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
+                trimmed: bool = False) -> None:
+        """Replace the objects of ``gvk`` (within ``namespace``) after a list.
+
+        ``trimmed``: the objects come from ``Store.trim`` of this GVK's store already.
+        """
+        self._publish(gvk, self.store(gvk).replace(objects, namespace=namespace, trimmed=trimmed))
 
     def clear(self, gvk: GVK, *, drop: bool = False) -> None:
         """Delete every object of ``gvk`` (events included); ``drop`` forgets the store."""
@@ -246,9 +255,13 @@ class GraphSink:
     def __init__(self, graph: ObjectGraph, gvk: GVK) -> None:
         self.graph, self.gvk = graph, gvk
 
-    def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
-        """Replace the objects of the GVK (within ``namespace``)."""
-        self.graph.replace(self.gvk, objects, namespace=namespace)
+    def prepare(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """The trimmed, compact copy the store will hold (per list item, in a worker thread)."""
+        return self.graph.trim(self.gvk, obj)
+
+    def replace(self, objects: list[dict[str, Any]], namespace: str | None, *, prepared: bool = False) -> None:
+        """Replace the objects of the GVK (within ``namespace``); ``prepared``: from ``prepare``."""
+        self.graph.replace(self.gvk, objects, namespace=namespace, trimmed=prepared)
 
     def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event."""

@@ -1,8 +1,12 @@
 """The object store of one GVK: trimmed dicts plus indexes.
 
 A ``Store`` keeps the objects of one type keyed by ``(namespace, name)`` (``""`` for the
-namespace of cluster-scoped objects) and indexes them by uid, namespace, owner uid (every
-ownerReference, controller or not) and label pair. It is the single store implementation
+namespace of cluster-scoped objects) and indexes them by uid, namespace and owner uid (every
+ownerReference, controller or not). Label selection (``list(labels=...)``, used by no
+server path today) scans the namespace's objects instead of keeping a per-label index (a
+set entry per label of every object). Objects are held as
+``server.kube.trim`` leaves them, compacted (``server.kube.compact``: interned strings,
+shared small maps). It is the single store implementation
 behind both the live informers and the static snapshot reader; the cross-type owner graph
 lives in ``server.kube.graph``.
 
@@ -16,7 +20,6 @@ No I/O and no ``kubernetes_asyncio`` here.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -59,11 +62,12 @@ def owner_refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 
-def _labels(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _has_labels(obj: Mapping[str, Any], wanted: list[tuple[str, str]]) -> bool:
+    """True when ``obj`` carries every ``(key, value)`` label of ``wanted``."""
     labels = meta_of(obj).get("labels")
     if not isinstance(labels, Mapping):
-        return []
-    return [(str(k), str(v)) for k, v in labels.items()]
+        return False
+    return all(k in labels and str(labels[k]) == v for k, v in wanted)
 
 
 class Store:
@@ -81,7 +85,6 @@ class Store:
         self._by_uid: dict[str, Key] = {}
         self._by_ns: dict[str, set[Key]] = {}
         self._by_owner: dict[str, set[Key]] = {}
-        self._by_label: dict[tuple[str, str], set[Key]] = {}
 
     def __len__(self) -> int:
         return len(self._objects)
@@ -107,18 +110,13 @@ class Store:
     def list(
         self, namespace: str | None = None, labels: Mapping[str, str] | None = None
     ) -> KubeObjects:
-        """Objects in ``namespace`` (all when None or "") carrying every label pair."""
-        candidates: builtins.list[set[Key]] = []
-        if namespace:
-            candidates.append(self._by_ns.get(namespace, set()))
-        for pair in (labels or {}).items():
-            candidates.append(self._by_label.get(pair, set()))
-        if not candidates:
-            keys: Iterable[Key] = self._objects.keys()
-        else:
-            candidates.sort(key=len)
-            keys = set(candidates[0]).intersection(*candidates[1:])
-        return [self._objects[k] for k in sorted(keys)]
+        """Objects in ``namespace`` (all when None or "") carrying every label pair, sorted by key."""
+        keys: Iterable[Key] = self._by_ns.get(namespace, ()) if namespace else self._objects.keys()
+        found = [self._objects[k] for k in sorted(keys)]
+        if labels:
+            wanted = [(str(k), str(v)) for k, v in labels.items()]
+            found = [o for o in found if _has_labels(o, wanted)]
+        return found
 
     def resource_versions(self, namespace: str | None = None) -> dict[Key, str]:
         """``key -> metadata.resourceVersion`` (all namespaces when None)."""
@@ -127,15 +125,21 @@ class Store:
 
     # writes
 
-    def upsert(self, obj: Mapping[str, Any]) -> Changes:
+    def trim(self, obj: Mapping[str, Any]) -> KubeObject:
+        """The copy of ``obj`` this store holds (``server.kube.trim``, compacted)."""
+        return trim(self.gvk, obj, full=self._full)
+
+    def upsert(self, obj: Mapping[str, Any], *, trimmed: bool = False) -> Changes:
         """Insert or replace ``obj`` (trimmed). ``[]`` when unchanged or nameless.
 
-        A different uid under the same key counts as a delete plus an add.
+        A different uid under the same key counts as a delete plus an add. ``trimmed``:
+        ``obj`` comes from ``self.trim`` already (the reflector trims list pages as they
+        arrive); it is then stored as it is.
         """
         key = object_key(obj)
         if key is None:
             return []
-        new = trim(self.gvk, obj, full=self._full)
+        new = obj if trimmed else trim(self.gvk, obj, full=self._full)
         old = self._objects.get(key)
         if old is None:
             self._insert(key, new)
@@ -158,10 +162,12 @@ class Store:
         old = self._remove(key)
         return [("DELETED", old)] if old is not None else []
 
-    def replace(self, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None) -> Changes:
+    def replace(self, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
+                trimmed: bool = False) -> Changes:
         """Make the store equal ``objects`` (within ``namespace`` when given).
 
-        Objects that vanished yield synthetic ``DELETED`` changes; others as ``upsert``.
+        Objects that vanished yield synthetic ``DELETED`` changes; others as ``upsert``
+        (``trimmed`` as there).
         """
         seen: set[Key] = set()
         changes: Changes = []
@@ -169,7 +175,7 @@ class Store:
             key = object_key(obj)
             if key is not None:
                 seen.add(key)
-                changes.extend(self.upsert(obj))
+                changes.extend(self.upsert(obj, trimmed=trimmed))
         scope = self._by_ns.get(namespace, set()) if namespace else self._objects.keys()
         for key in sorted(set(scope) - seen):
             changes.extend(self.delete(*key))
@@ -189,8 +195,6 @@ class Store:
         self._by_ns.setdefault(key[0], set()).add(key)
         for ref in owner_refs(obj):
             self._by_owner.setdefault(str(ref["uid"]), set()).add(key)
-        for pair in _labels(obj):
-            self._by_label.setdefault(pair, set()).add(key)
 
     def _remove(self, key: Key) -> KubeObject | None:
         obj = self._objects.pop(key, None)
@@ -202,8 +206,6 @@ class Store:
         _discard(self._by_ns, key[0], key)
         for ref in owner_refs(obj):
             _discard(self._by_owner, str(ref["uid"]), key)
-        for pair in _labels(obj):
-            _discard(self._by_label, pair, key)
         return obj
 
 

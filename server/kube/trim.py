@@ -7,8 +7,9 @@ managedFields for the same memory reason: kubernetes-sigs/controller-runtime
 and resource aggregation read; CustomResourceDefinitions keep only names, scope, versions
 and conditions (their OpenAPI schemas are megabytes).
 
-Trimming never mutates its input: it returns a new top-level dict and copies every nested
-dict it changes. ``apiVersion`` and ``kind`` are always set from the GVK, because list
+Trimming never mutates its input and shares nothing with it: the result is rebuilt by
+``server.kube.compact`` (interned strings, small string-valued maps shared between cached
+objects), so no part of a decoded list page outlives the page. ``apiVersion`` and ``kind`` are always set from the GVK, because list
 items of built-in types arrive without them.
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from server.gvk import GVK
+from server.kube.compact import compact
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -111,6 +113,5 @@ def trim(gvk: GVK, obj: Mapping[str, Any], *, full: bool = False) -> dict[str, A
         obj: the object as received.
         full: keep every field except managedFields and the last-applied annotation.
     """
-    if full:
-        return trim_generic(gvk, obj)
-    return TRIMMERS.get(gvk.group_kind, trim_generic)(gvk, obj)
+    trimmed = trim_generic(gvk, obj) if full else TRIMMERS.get(gvk.group_kind, trim_generic)(gvk, obj)
+    return compact(trimmed)  # type: ignore[no-any-return]

@@ -19,6 +19,11 @@ keeps (namespace, claim name) -> pods naming it, from pod events (rebuilt from t
 synced); a claim event marks the covered objects on each such pod's owner chain. Claims
 generated from templates are owned by their pod and need nothing extra.
 
+Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
+(``server.kube.memory``): the free memory of the initial lists and resolutions goes back.
+Views are compacted as they arrive, in the pool's dispatcher thread
+(``server.service.viewcompact``).
+
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
 ``quarantine_after`` timeouts of one definition within one registry generation the
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from server.definitions.extensions import extensions_of
 from server.definitions.registry import Entry
 from server.gvk import GVK, POD_GVK
+from server.kube.memory import release_free_memory
 from server.kube.reader import ChangeEvent
 from server.owners import owner_chain
 from server.resolution.dra import RESOURCE_CLAIM
@@ -45,6 +51,7 @@ from server.resolution.resolver import failed_view
 from server.service.claims import ClaimDependents
 from server.service.pool import Outcome, ResolverPool, definition_key
 from server.service.scheduler import DirtySet
+from server.service.viewcompact import compact_view
 from server.service.worker import Job
 
 if TYPE_CHECKING:
@@ -167,6 +174,11 @@ class Materializer:
             self._wake.set()
 
     def _post(self, outcome: Outcome) -> None:  # dispatcher thread
+        if outcome.view is not None:
+            try:
+                compact_view(outcome.view)  # off the loop, before anything else sees the view
+            except Exception:  # noqa: BLE001 - an uncompacted view is still a correct view
+                log.debug("compacting the view of %s failed", outcome.uid, exc_info=True)
         try:
             self._loop.call_soon_threadsafe(self._on_outcome, outcome)
         except RuntimeError:  # loop closed during shutdown
@@ -187,7 +199,10 @@ class Materializer:
                 self._rescan = False
                 await self._do_rescan()
             await self._dispatch()
+            was_ready = self.ready
             self._check_settled(started)
+            if self.ready and not was_ready:  # the initial lists and resolutions are done
+                await asyncio.to_thread(release_free_memory, collect=False)
             await self._wake.wait()
             self._wake.clear()
 

@@ -86,10 +86,14 @@ def minimal_crd(spec: CrdSpec) -> dict:
     }
     if spec.short_names:
         names["shortNames"] = list(spec.short_names)
+    metadata: dict = {"name": spec.name, "labels": {"wmap.test/crd-source": "own"}}
+    if spec.group.endswith((".k8s.io", ".kubernetes.io")) and not spec.group.endswith(".x-k8s.io"):
+        # protected API groups need this annotation (https://github.com/kubernetes/enhancements/pull/1111)
+        metadata["annotations"] = {"api-approved.kubernetes.io": "unapproved, test fixture only"}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": spec.name, "labels": {"wmap.test/crd-source": "own"}},
+        "metadata": metadata,
         "spec": {
             "group": spec.group,
             "names": names,

@@ -1,0 +1,53 @@
+"""Giving memory back to the system after a large list.
+
+CPython's small-object allocator and glibc's ``malloc`` keep freed memory for reuse: after
+the initial list of a large cluster (pages decoded, trimmed, dropped) the heap holds many
+free chunks. ``malloc_trim(0)`` (glibc, ``malloc_trim(3)``) returns the free pages at the
+top of the heap and, since glibc 2.8, the whole free pages inside it (``madvise``), so
+the resident size falls to what is live. Other C libraries (musl, macOS) have no such call:
+``release_free_memory`` is then a no-op returning ``False``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def _load_trim() -> Any:
+    """``malloc_trim`` of the C library, or ``None`` when it has none."""
+    name = ctypes.util.find_library("c") or "libc.so.6"
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
+
+
+_MALLOC_TRIM = _load_trim()
+
+
+def release_free_memory(*, collect: bool = True) -> bool:
+    """Run a full GC (unless ``collect`` is false), then ``malloc_trim(0)``.
+
+    Returns ``True`` when the C library had the call. ``malloc_trim`` takes tens of
+    milliseconds on a heap of several hundred MB and releases the GIL (ctypes), so the
+    server runs it in a thread (``collect=False``: decoded JSON holds no reference cycles,
+    its memory is freed by reference counting). Call it after bulk work, not per event.
+    """
+    if collect:
+        gc.collect()
+    if _MALLOC_TRIM is None:
+        return False
+    try:
+        _MALLOC_TRIM(0)
+    except OSError:  # pragma: no cover - a C library that exports the name but fails
+        log.debug("malloc_trim failed", exc_info=True)
+        return False
+    return True
