@@ -31,7 +31,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from benchmarks.heap import MB, phase, top_files
+from benchmarks.heap import phase, top_files
 
 CHILD_TIMEOUT_S = 900.0
 WORKLOADS_QUERY = "{ workloads(first: 100) { edges { node { name pods { name phase } } } } }"

@@ -269,7 +269,7 @@ class Reflector:
             meta = page.get("metadata") or {}
             del page  # only the trimmed copies outlive the page
             # trimming a page is CPU work (about 0.1 ms per pod): a thread, not the event loop
-            items.extend(await asyncio.to_thread(lambda: [prepare(i) for i in raw]) if prepare else raw)
+            items.extend(await asyncio.to_thread(list, map(prepare, raw)) if prepare else raw)
             del raw
             resource_version = str(meta.get("resourceVersion") or resource_version)
             token = meta.get("continue") or None

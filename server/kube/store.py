@@ -21,7 +21,7 @@ No I/O and no ``kubernetes_asyncio`` here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from server.gvk import GVK
 from server.kube.reader import EventType, KubeObject, KubeObjects
@@ -139,7 +139,7 @@ class Store:
         key = object_key(obj)
         if key is None:
             return []
-        new = obj if trimmed else trim(self.gvk, obj, full=self._full)
+        new: KubeObject = cast("KubeObject", obj) if trimmed else trim(self.gvk, obj, full=self._full)
         old = self._objects.get(key)
         if old is None:
             self._insert(key, new)
