@@ -23,7 +23,7 @@ RUN python -m venv /opt/venv \
       > requirements.txt \
  && /opt/venv/bin/pip install -r requirements.txt \
  && /opt/venv/bin/pip uninstall -y pip setuptools wheel \
- && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from server.cli.main import main' 'sys.exit(main())' \
+ && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from workload_map.cli.main import main' 'sys.exit(main())' \
       > /opt/venv/bin/wmap \
  && chmod 0755 /opt/venv/bin/wmap
 # GraphiQL's assets from the npm registry, checked against the pinned sha512 list
@@ -51,7 +51,9 @@ COPY catalog/ /app/catalog/
 COPY deploy/crds/ /app/deploy/crds/
 COPY --from=build /opt/graphiql/ /app/graphiql/assets/
 # bytecode compiled at build time: the root filesystem is read-only in the cluster
-RUN python -m compileall -q /app/server /app/schema
+RUN ln -s server /app/workload_map \
+ && ln -s schema /app/workload_map_schema \
+ && python -m compileall -q /app/server /app/schema
 # /app is the application root: server/config.py finds catalog/ and server/sample/ relative to
 # it; the WMAP_* paths below say so explicitly.
 ENV PATH=/opt/venv/bin:$PATH \

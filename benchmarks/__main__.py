@@ -102,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"machine: {doc['machine']['cpu_model']}, {doc['machine']['cores']} cores, Python "
         f"{doc['machine']['python']}, load {doc['machine']['load_average_start']}")
 
-    from server.config import default_catalog_dir
-    from server.definitions.catalog import load_catalog
-    from server.definitions.registry import DefinitionRegistry
-    from server.service import WorkloadService
+    from workload_map.config import default_catalog_dir
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.definitions.registry import DefinitionRegistry
+    from workload_map.service import WorkloadService
 
     from benchmarks import memory, queries, resolution
     from benchmarks.generator import generate

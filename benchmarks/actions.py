@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from server.definitions.load import load_definition
-from server.resolution.changes import parse_change
-from server.resolution.writes import plan_pod_change, plan_suspend
+from workload_map.definitions.load import load_definition
+from workload_map.resolution.changes import parse_change
+from workload_map.resolution.writes import plan_pod_change, plan_suspend
 
 CATALOG = Path(__file__).resolve().parents[1] / "catalog" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
 RUNS, BUDGET_S = 50, 5.0

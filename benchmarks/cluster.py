@@ -314,9 +314,9 @@ async def informer_sync(kubeconfig: Path, *, timeout: float = 300.0, profile: bo
 
     from benchmarks.machine import rss_bytes
     from benchmarks.profiling import summary
-    from server.gvk import GVK
-    from server.kube.cache import CacheOptions, InformerCache
-    from server.kube.client import connect
+    from workload_map.gvk import GVK
+    from workload_map.kube.cache import CacheOptions, InformerCache
+    from workload_map.kube.client import connect
 
     client = await connect(str(kubeconfig))
     cache = InformerCache(client, options=CacheOptions(watch_crds=False), close_client=True)
@@ -369,8 +369,8 @@ async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: floa
     """See module docstring, point 3. With ``profile_count``, a second burst of that many
     other updates runs under cProfile (its delays are not reported); with ``baseline``
     (count, rate), a slow burst first shows the latency when nothing queues."""
-    from server.app import create_app
-    from server.config import KubeSettings, Settings
+    from workload_map.app import create_app
+    from workload_map.config import KubeSettings, Settings
 
     base_n, base_rate = baseline
     plan = _plan_updates(loaded.pods, count + profile_count + base_n)

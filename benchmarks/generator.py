@@ -1070,7 +1070,7 @@ class Cluster:
 
     def reader(self, *, full: bool = False) -> Any:
         """A ``SnapshotReader`` over every object (streamed, raw objects not kept)."""
-        from server.kube.snapshot import SnapshotReader
+        from workload_map.kube.snapshot import SnapshotReader
 
         reader = SnapshotReader(full=full)
         for obj in self.iter_objects():

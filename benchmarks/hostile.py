@@ -65,7 +65,7 @@ def served(flags: list[str]) -> Iterator[str]:
     with TemporaryDirectory(prefix="wmap-bench-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("WMAP_")}
         env["KUBECONFIG"] = str(Path(tmp) / "none")
-        command = [sys.executable, "-m", "server", "serve", "--port", str(port), "--snapshot",
+        command = [sys.executable, "-m", "workload_map", "serve", "--port", str(port), "--snapshot",
                    str(REPO / "server" / "sample"), "--state-dir", str(Path(tmp) / "state"), "--log-level",
                    "WARNING", *flags]
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -26,9 +26,9 @@ import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
 
 from benchmarks.generator import Cluster, Obj
 from benchmarks.machine import rss_bytes

@@ -38,15 +38,15 @@ WORKLOADS_QUERY = "{ workloads(first: 100) { edges { node { name pods { name pha
 
 
 def _catalog_registry() -> Any:
-    from server.config import default_catalog_dir
-    from server.definitions.catalog import load_catalog
-    from server.definitions.registry import DefinitionRegistry
+    from workload_map.config import default_catalog_dir
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.definitions.registry import DefinitionRegistry
 
     return DefinitionRegistry(load_catalog(default_catalog_dir()))
 
 
 def _trim_heap() -> None:
-    from server.kube.memory import release_free_memory
+    from workload_map.kube.memory import release_free_memory
 
     release_free_memory()
 
@@ -54,8 +54,8 @@ def _trim_heap() -> None:
 async def _serve_live(kubeconfig: str, trace: bool, out: list[dict[str, Any]]) -> dict[str, Any]:
     import httpx
 
-    from server.app import create_app
-    from server.config import KubeSettings, Settings
+    from workload_map.app import create_app
+    from workload_map.config import KubeSettings, Settings
 
     with tempfile.TemporaryDirectory(prefix="wmap-bench-mem-") as state:
         app = create_app(Settings(state_dir=Path(state), kube=KubeSettings(kubeconfig=kubeconfig)))
@@ -85,8 +85,8 @@ async def _serve_live(kubeconfig: str, trace: bool, out: list[dict[str, Any]]) -
 
 
 async def _serve_snapshot(workloads: int, seed: int, trace: bool, out: list[dict[str, Any]]) -> dict[str, Any]:
-    from server.kube.snapshot import SnapshotReader
-    from server.service import WorkloadService
+    from workload_map.kube.snapshot import SnapshotReader
+    from workload_map.service import WorkloadService
 
     from benchmarks.generator import generate
     from benchmarks.memory import _load
@@ -115,7 +115,7 @@ async def _serve_snapshot(workloads: int, seed: int, trace: bool, out: list[dict
 
 
 def _pod_gvk() -> Any:
-    from server.gvk import GVK
+    from workload_map.gvk import GVK
 
     return GVK("", "v1", "Pod")
 

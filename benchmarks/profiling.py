@@ -16,8 +16,8 @@ def short(path: str) -> str:
 
 
 PACKAGES: tuple[tuple[str, str], ...] = (
-    ("/server/jq/", "server.jq (jq engine)"), ("/server/resolution/", "server.resolution"),
-    ("/server/kube/", "server.kube (cache, informers)"), ("/server/", "server (service, api, other)"),
+    ("/server/jq/", "workload_map.jq (jq engine)"), ("/server/resolution/", "workload_map.resolution"),
+    ("/server/kube/", "workload_map.kube (cache, informers)"), ("/server/", "server (service, api, other)"),
     ("/schema/", "schema (GraphQL types)"), ("/graphql/", "graphql-core"), ("/strawberry/", "strawberry"),
     ("/starlette/", "starlette + httpx ASGI"), ("/httpx/", "starlette + httpx ASGI"),
     ("/httpcore/", "starlette + httpx ASGI"), ("/aiohttp/", "aiohttp + kubernetes_asyncio"),

@@ -23,8 +23,8 @@ from typing import Any
 
 import httpx
 
-from server.app import create_app
-from server.config import Settings
+from workload_map.app import create_app
+from workload_map.config import Settings
 
 from benchmarks.generator import Cluster
 from benchmarks.stats import arepeat, summarize

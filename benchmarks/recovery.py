@@ -7,7 +7,7 @@ repetition:
 
 1. ``stop_apiserver()`` (etcd keeps the data; kube-apiserver's graceful shutdown takes
    about 10 s, ``stop_s``); the time from the stop request until the cluster is flagged
-   stale (``server.kube.freshness``, threshold ``--stale-after``) is recorded;
+   stale (``workload_map.kube.freshness``, threshold ``--stale-after``) is recorded;
 2. ``--outage`` seconds after the process exited, ``start_apiserver()``, which returns once
    ``/readyz`` answers 200 ("API server ready");
 3. **synced again**: from "ready" until every informer is settled with no reflector down
@@ -122,8 +122,8 @@ def _round(value: float | None) -> float | None:
 
 async def run_app(cp: Any, *, pods: int, outage_s: float, repeats: int, stale_after: float) -> list[dict[str, Any]]:
     """Load ``pods`` pods into a fresh namespace, start the app over it, run the outages."""
-    from server.app import create_app
-    from server.config import KubeSettings, Settings
+    from workload_map.app import create_app
+    from workload_map.config import KubeSettings, Settings
 
     namespace = f"bench-recovery-{secrets.token_hex(3)}"
     async with cp.async_client() as c:

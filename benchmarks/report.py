@@ -101,7 +101,7 @@ def build_table(doc: dict[str, Any]) -> Table:
               slow["batches"], "wl/s")
         t.add("  fast-path speedup (medians)", sample, res["fast_path_speedup"], None, None, "x")
         share = res["jq_share"]
-        t.add("  time in server.jq (rest: Python)", sample, share["jq_pct"], None, share["jq_evaluations"], "%")
+        t.add("  time in workload_map.jq (rest: Python)", sample, share["jq_pct"], None, share["jq_evaluations"], "%")
         bd = share["jq_breakdown_pct"]
         t.add("    C jq / JSON for jq / fast path", sample,
               f"{bd['c_jq_program']}% / {bd['json_serialization_for_jq']}% / {bd['fast_path_python']}%")

@@ -1,4 +1,4 @@
-"""Cold resolution: workloads/s and pods/s through ``server.resolution.resolve`` on one core.
+"""Cold resolution: workloads/s and pods/s through ``workload_map.resolution.resolve`` on one core.
 
 The inputs of every top-level workload are gathered first exactly as ``WorkloadService.view``
 gathers them (``reader.descendants``, pods apart from other objects); then only
@@ -10,7 +10,7 @@ Also measured:
 
 * where the time goes: wall time inside ``JqProgram.all``/``first`` (jq), split into the
   fast path (``FastPath.evaluate``), JSON serialization for jq (``Document.text``) and the
-  C jq program; the rest is Python in ``server.resolution`` (timer wrappers, ~0.3 us per
+  C jq program; the rest is Python in ``workload_map.resolution`` (timer wrappers, ~0.3 us per
   call; a cProfile pass lists the hottest functions);
 * the fast-path gain: the same inputs with the fast path disabled (``parse_fast_path``
   patched to give up, compiled programs dropped), restored afterwards;
@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from server.definitions.model import Definition
-from server.jq import engine as jq_engine
-from server.jq import fastpath as jq_fastpath
-from server.resolution import resolve
-from server.service import WorkloadService
+from workload_map.definitions.model import Definition
+from workload_map.jq import engine as jq_engine
+from workload_map.jq import fastpath as jq_fastpath
+from workload_map.resolution import resolve
+from workload_map.service import WorkloadService
 
 from benchmarks.stats import summarize
 
@@ -184,7 +184,7 @@ def _timers() -> Iterator[dict[str, float]]:
 
 
 def jq_share(inputs: list[Input]) -> dict[str, Any]:
-    """Share of resolver wall time inside ``server.jq`` and its parts (one timed pass)."""
+    """Share of resolver wall time inside ``workload_map.jq`` and its parts (one timed pass)."""
     _resolve_all(inputs)  # warm compiled programs
     with _timers() as acc:
         t0 = time.perf_counter()

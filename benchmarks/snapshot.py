@@ -56,11 +56,11 @@ def write_dump(workloads: int, path: Path, *, seed: int = 1) -> dict[str, Any]:
 
 def load_in_process(path: Path) -> dict[str, Any]:
     """Load ``path`` with ``SnapshotReader.from_paths`` and resolve every workload once."""
-    from server.config import default_catalog_dir
-    from server.definitions.catalog import load_catalog
-    from server.definitions.registry import DefinitionRegistry
-    from server.kube.snapshot import SnapshotReader
-    from server.service import WorkloadService
+    from workload_map.config import default_catalog_dir
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.definitions.registry import DefinitionRegistry
+    from workload_map.kube.snapshot import SnapshotReader
+    from workload_map.service import WorkloadService
 
     registry = DefinitionRegistry(load_catalog(default_catalog_dir()))
     started, cpu_start = time.monotonic(), _cpu_seconds()

@@ -30,9 +30,9 @@ SAMPLE_DIR = REPO / "server" / "sample"
 
 
 def wmap_command() -> list[str]:
-    """The installed ``wmap`` script beside this interpreter, else ``python -m server``."""
+    """The installed ``wmap`` script beside this interpreter, else ``python -m workload_map``."""
     script = Path(sys.executable).parent / "wmap"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "workload_map"]
 
 
 def commands() -> list[tuple[str, list[str]]]:

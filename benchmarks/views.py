@@ -36,14 +36,14 @@ import httpx
 
 from benchmarks.machine import rss_bytes
 from benchmarks.stats import summarize
-from server.app import create_app
-from server.config import ResolverSettings, Settings
-from server.definitions import load_definition
-from server.definitions.registry import DefinitionRegistry
-from server.resolution import resolve
-from server.service import WorkloadService
-from server.service.pool import BlockingResolver, definition_key
-from server.service.worker import Job
+from workload_map.app import create_app
+from workload_map.config import ResolverSettings, Settings
+from workload_map.definitions import load_definition
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.resolution import resolve
+from workload_map.service import WorkloadService
+from workload_map.service.pool import BlockingResolver, definition_key
+from workload_map.service.worker import Job
 
 GPU_SUMMARY = '{ gpuSummary(groupBy: NAMESPACE) { key workloads gpu { allocated } } }'
 PHASED = 500

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from schema.schema import sdl
+from workload_map_schema.schema import sdl
 
 SDL_PATH = Path(__file__).with_name("schema.graphql")
 

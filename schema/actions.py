@@ -1,7 +1,7 @@
 """GraphQL side of workload actions: the result type and the shared resolver body.
 
 The mutations (``updatePodTemplate``, ``suspendWorkload``, ``resumeWorkload`` in
-``schema.mutation``) call ``server.service.actions`` exactly as REST does. Failures are
+``workload_map_schema.mutation``) call ``workload_map.service.actions`` exactly as REST does. Failures are
 GraphQL errors whose ``extensions.code`` is the domain code (``forbidden``, ``conflict``,
 ``not_writable``, ``missing_definition_field``, ``bad_request``, ``workload_not_found``).
 """
@@ -16,13 +16,13 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.scalars import JSON
 
-from schema.context import Context
-from server.auth.scope import workload_scope
-from server.auth.writes import patching_as
-from server.definitions.load import DuplicateKey, unique_pairs
-from server.errors import InvalidRequest, ServerError
-from server.service.actions import set_suspended, update_pod_templates
-from server.service.fleet import route_write
+from workload_map_schema.context import Context
+from workload_map.auth.scope import workload_scope
+from workload_map.auth.writes import patching_as
+from workload_map.definitions.load import DuplicateKey, unique_pairs
+from workload_map.errors import InvalidRequest, ServerError
+from workload_map.service.actions import set_suspended, update_pod_templates
+from workload_map.service.fleet import route_write
 
 
 @strawberry.type(description="The outcome of a write through a definition.")

@@ -1,7 +1,7 @@
 """GraphQL ``cluster`` (how current the served data is) and the ``extensions.stale`` entry.
 
 ``Query.cluster`` answers ``{ name synced stale since error staleKinds lastSuccess }`` from
-``server.kube.freshness``. ``StaleExtension`` adds ``"extensions": {"stale": {...}}`` to every
+``workload_map.kube.freshness``. ``StaleExtension`` adds ``"extensions": {"stale": {...}}`` to every
 query or mutation answered while the cache is stale, so a client that did not ask for
 ``cluster`` still learns that the data may be out of date (GraphQL spec, "Response
 Format": ``extensions`` is reserved for such implementation-specific additions,
@@ -15,8 +15,8 @@ from typing import Any
 import strawberry
 from strawberry.extensions import SchemaExtension
 
-from server.kube.freshness import FRESH, Freshness, freshness, iso_time
-from server.service.fleet import combined
+from workload_map.kube.freshness import FRESH, Freshness, freshness, iso_time
+from workload_map.service.fleet import combined
 
 
 def freshness_of(context: Any) -> Freshness:
@@ -49,7 +49,7 @@ class StaleExtension(SchemaExtension):
 @strawberry.type(description="How current the data served is (see README \"Staleness\"): synced once every watched "
                              "kind listed; stale while a list/watch has failed for longer than --stale-after.")
 class Cluster:
-    """Adapter over :class:`server.kube.freshness.Freshness` (one cluster, or with several the combined one)."""
+    """Adapter over :class:`workload_map.kube.freshness.Freshness` (one cluster, or with several the combined one)."""
 
     name: str
     freshness: strawberry.Private[Freshness]

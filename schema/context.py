@@ -1,6 +1,6 @@
 """The typed GraphQL context: what every resolver may use (``Info[Context, None]``).
 
-Queries run in the query thread (``server.api.offload``), not on the server's event loop:
+Queries run in the query thread (``workload_map.api.offload``), not on the server's event loop:
 a resolver reads the materialized views directly (they are safe to read there) and awaits
 access reviews through :meth:`Context.review`, which runs them on the server's loop where
 the policy's caches and API clients live.
@@ -13,21 +13,21 @@ from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from server.auth.access import Guard
-from server.auth.scope import pod_namespaces
-from server.definitions.registry import DefinitionRegistry
-from server.errors import CacheNotReady
-from server.service.fleet import registrar_for
-from server.kube.reader import Reader
-from server.service import WorkloadService
-from server.service.registration import Registrar
+from workload_map.auth.access import Guard
+from workload_map.auth.scope import pod_namespaces
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import CacheNotReady
+from workload_map.service.fleet import registrar_for
+from workload_map.kube.reader import Reader
+from workload_map.service import WorkloadService
+from workload_map.service.registration import Registrar
 
 T = TypeVar("T")
 
 
 @dataclass(slots=True)
 class Context:
-    """Per-request (per-websocket) context built by ``server.api.graphql``.
+    """Per-request (per-websocket) context built by ``workload_map.api.graphql``.
 
     Attributes:
         service: workload listing and resolution.
@@ -39,7 +39,7 @@ class Context:
         request: the starlette request or websocket (for transports; resolvers ignore it).
         response: the sub-response strawberry merges into the HTTP answer.
         connection_params: the websocket ``connection_init`` payload (set by strawberry).
-        writer: writes workload objects (``server.service.actions.ObjectWriter``; None when
+        writer: writes workload objects (``workload_map.service.actions.ObjectWriter``; None when
             writes are not available).
         pod_namespaces: namespaces where the caller may get pods, filled by the top-level
             resolvers before nested pod fields are resolved (see :meth:`shows_pods`).
@@ -101,7 +101,7 @@ class Context:
             self.pod_namespaces |= allowed or set()
 
     async def review(self, check: Coroutine[Any, Any, T]) -> T:
-        """Await an access check (``server.auth.scope``) on the server's loop.
+        """Await an access check (``workload_map.auth.scope``) on the server's loop.
 
         The policy's caches, semaphores and API clients belong to that loop; a resolver in
         the query thread hops there and back (two loop wake-ups). With authentication off

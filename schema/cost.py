@@ -43,10 +43,10 @@ from graphql import (
     get_named_type,
 )
 
-from server.service.pagination import MAX_PAGE_SIZE
+from workload_map.service.pagination import MAX_PAGE_SIZE
 
 DEFAULT_MAX_COST = 100_000
-"""Same figure as ``server.config.DEFAULT_GRAPHQL_MAX_COST`` (a test keeps them equal)."""
+"""Same figure as ``workload_map.config.DEFAULT_GRAPHQL_MAX_COST`` (a test keeps them equal)."""
 DEFAULT_MAX_SPREADS = 64
 DEFAULT_MAX_SAME_FIELD = 20
 _CAP = 10**18

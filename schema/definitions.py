@@ -1,6 +1,6 @@
 """GraphQL types for definitions and their registration results.
 
-The registration itself, with its guards, is ``server.service.registration``, shared with REST.
+The registration itself, with its guards, is ``workload_map.service.registration``, shared with REST.
 """
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 import strawberry
 from strawberry.scalars import JSON
 
-from server.definitions.registry import Entry
-from server.errors import Problem as ProblemValue
-from server.service.following import Skipped
+from workload_map.definitions.registry import Entry
+from workload_map.errors import Problem as ProblemValue
+from workload_map.service.following import Skipped
 
 @strawberry.type(description="A definition in force (or registered but shadowed).")
 class Definition:
-    """Adapter over :class:`server.definitions.registry.Entry`."""
+    """Adapter over :class:`workload_map.definitions.registry.Entry`."""
 
     entry: strawberry.Private[Entry]
 
@@ -84,7 +84,7 @@ class Problem:
 
 @strawberry.type(description="A stored definition that failed validation and is not in force.")
 class SkippedDefinition:
-    """Adapter over :class:`server.service.following.Skipped`."""
+    """Adapter over :class:`workload_map.service.following.Skipped`."""
 
     name: str
     origin: str

@@ -5,8 +5,8 @@ path, and a failed registration leaves the previous definition in force. Permiss
 failures are errors (``extensions.code`` ``forbidden``, or ``auth_unavailable`` when the
 check could not be made): registering (dry runs included) needs ``create`` and
 unregistering ``delete`` on ``kartas.run.ai``; the write runs as the caller
-(``server.auth.writes``). Workload actions (``updatePodTemplate``, ``suspendWorkload``,
-``resumeWorkload``: ``schema.actions``) need ``patch`` on the workload's resource.
+(``workload_map.auth.writes``). Workload actions (``updatePodTemplate``, ``suspendWorkload``,
+``resumeWorkload``: ``workload_map_schema.actions``) need ``patch`` on the workload's resource.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import Info
 
-from schema.actions import WorkloadActionResult, act
-from schema.context import Context
-from schema.definitions import Definition, Problem, RegistrationResult
-from server.auth.writes import writing_as
-from server.errors import Forbidden, InvalidDefinition, ServerError
-from server.errors import Problem as ProblemValue
-from server.kube.reviews import ReviewUnavailable
-from server.service.registration import Registration, register_document
+from workload_map_schema.actions import WorkloadActionResult, act
+from workload_map_schema.context import Context
+from workload_map_schema.definitions import Definition, Problem, RegistrationResult
+from workload_map.auth.writes import writing_as
+from workload_map.errors import Forbidden, InvalidDefinition, ServerError
+from workload_map.errors import Problem as ProblemValue
+from workload_map.kube.reviews import ReviewUnavailable
+from workload_map.service.registration import Registration, register_document
 
 AUTH_ERRORS = (Forbidden, ReviewUnavailable)
 

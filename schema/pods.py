@@ -1,6 +1,6 @@
 """GraphQL type of the scheduler view: ``podWorkload(namespace, name)``.
 
-Wraps :class:`server.service.pods.PodPlacement` (read from the materialized views' pod
+Wraps :class:`workload_map.service.pods.PodPlacement` (read from the materialized views' pod
 index, nothing resolved). Pod phase and node are null where the caller may not get pods.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from schema.context import Context
-from schema.types import CLAMPED, GangGroup, GangSubGroup, Workload, int32
-from server.service.pods import PodGang, PodPlacement
+from workload_map_schema.context import Context
+from workload_map_schema.types import CLAMPED, GangGroup, GangSubGroup, Workload, int32
+from workload_map.service.pods import PodGang, PodPlacement
 
 
 @strawberry.type(description="A gang naming the pod, with the subgroup holding it (podGroup form). " + CLAMPED)

@@ -1,6 +1,6 @@
 """The Query root: workloads (cursor-paginated), one workload, definitions, GPU summary, cluster.
 
-Visibility (``server.auth.scope``): ``workloads`` and ``gpuSummary`` hold only what the
+Visibility (``workload_map.auth.scope``): ``workloads`` and ``gpuSummary`` hold only what the
 caller may list; ``workload`` is null for one the caller may not list, exactly as for a
 missing one; pod details are shown only where the caller may get pods. The three
 resolvers are ``async`` for the (cached) permission reviews, which run on the server's loop
@@ -13,18 +13,18 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from schema.cluster import Cluster, clusters_of, freshness_of
-from schema.context import Context
-from schema.definitions import Definition, SkippedDefinition
-from schema.pods import PodWorkload
-from server.service.lookup import definition_for, definitions_in_force
-from server.service.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
-from schema.types import GpuAggregate, GroupBy, Workload
-from server.auth.scope import list_scope, may_see, workload_scope
-from server.definitions.phases import Phase
-from server.errors import WorkloadNotFound
-from server.resolution import WorkloadView
-from server.resolution.view import GpuFigures
+from workload_map_schema.cluster import Cluster, clusters_of, freshness_of
+from workload_map_schema.context import Context
+from workload_map_schema.definitions import Definition, SkippedDefinition
+from workload_map_schema.pods import PodWorkload
+from workload_map.service.lookup import definition_for, definitions_in_force
+from workload_map.service.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
+from workload_map_schema.types import GpuAggregate, GroupBy, Workload
+from workload_map.auth.scope import list_scope, may_see, workload_scope
+from workload_map.definitions.phases import Phase
+from workload_map.errors import WorkloadNotFound
+from workload_map.resolution import WorkloadView
+from workload_map.resolution.view import GpuFigures
 
 
 @strawberry.type(description="A workload and its cursor.")

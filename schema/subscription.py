@@ -7,7 +7,7 @@ workload's headline phase or its list of matched phases differs from the last on
 (or it is new); a definition registration that changes phases is delivered too, as the
 service re-resolves the workloads of its kind.
 
-Only workloads the caller may list are sent (``server.auth.scope.may_see``, decisions
+Only workloads the caller may list are sent (``workload_map.auth.scope.may_see``, decisions
 cached), with pod details where the caller may get pods.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import AsyncGenerator
 import strawberry
 from strawberry.types import Info
 
-from schema.context import Context
-from schema.types import Workload
-from server.auth.scope import may_see
-from server.definitions.phases import Phase
+from workload_map_schema.context import Context
+from workload_map_schema.types import Workload
+from workload_map.auth.scope import may_see
+from workload_map.definitions.phases import Phase
 
 
 @strawberry.type(description="A workload whose phase changed (previousPhase null when first seen).")

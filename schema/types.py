@@ -1,4 +1,4 @@
-"""GraphQL object types for the workload view: thin adapters over ``server.resolution.view``.
+"""GraphQL object types for the workload view: thin adapters over ``workload_map.resolution.view``.
 
 Each type wraps one view dataclass in a ``strawberry.Private`` field and exposes it
 through plain ``def`` resolvers, so nothing is computed for fields a query does not ask
@@ -23,15 +23,15 @@ from enum import Enum
 import strawberry
 from strawberry.types import Info
 
-from schema.context import Context
-from server.definitions.phases import Phase as PhaseValue
-from server.resolution import ComponentView, InstanceView, PodView, RoleView, WorkloadView
-from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
-from server.resolution.view import GangGroup as GangGroupView
-from server.resolution.view import GpuFigures
-from server.resolution.view import Replicas as ReplicasView
-from server.resolution.view import ResolutionError as ResolutionErrorView
-from server.resolution.view import resources_dict
+from workload_map_schema.context import Context
+from workload_map.definitions.phases import Phase as PhaseValue
+from workload_map.resolution import ComponentView, InstanceView, PodView, RoleView, WorkloadView
+from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
+from workload_map.resolution.view import GangGroup as GangGroupView
+from workload_map.resolution.view import GpuFigures
+from workload_map.resolution.view import Replicas as ReplicasView
+from workload_map.resolution.view import ResolutionError as ResolutionErrorView
+from workload_map.resolution.view import resources_dict
 
 INT32_MAX = 2**31 - 1
 INT32_MIN = -(2**31)
@@ -118,7 +118,7 @@ def _float(value: float | int | None) -> float | None:
 
 @strawberry.type(description="The three GPU figures, kept apart because they diverge while a workload starts.")
 class GpuAggregate:
-    """Adapter over :class:`server.resolution.view.GpuFigures`."""
+    """Adapter over :class:`workload_map.resolution.view.GpuFigures`."""
 
     figures: strawberry.Private[GpuFigures]
     policy: strawberry.Private[GpuPolicy]
@@ -161,7 +161,7 @@ def gpu(figures: GpuFigures, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> GpuAggre
 
 @strawberry.type(description="Desired / current / ready pods and the scale bounds when defined. " + CLAMPED)
 class Replicas:
-    """Copy of :class:`server.resolution.view.Replicas`."""
+    """Copy of :class:`workload_map.resolution.view.Replicas`."""
 
     desired: int
     current: int
@@ -178,7 +178,7 @@ class Replicas:
 
 @strawberry.type(description="A live pod.")
 class Pod:
-    """Adapter over :class:`server.resolution.view.PodView`."""
+    """Adapter over :class:`workload_map.resolution.view.PodView`."""
 
     view: strawberry.Private[PodView]
     policy: strawberry.Private[GpuPolicy]
@@ -247,7 +247,7 @@ def pods(views: list[PodView], policy: GpuPolicy, info: Info[Context, None]) -> 
 
 @strawberry.type(description="One instance of a component (id empty when the component has no instance ids).")
 class Instance:
-    """Adapter over :class:`server.resolution.view.InstanceView`."""
+    """Adapter over :class:`workload_map.resolution.view.InstanceView`."""
 
     view: strawberry.Private[InstanceView]
     policy: strawberry.Private[GpuPolicy]
@@ -275,7 +275,7 @@ class Instance:
 
 @strawberry.type(description="A problem met while resolving; the rest of the view is still produced.")
 class ResolutionError:
-    """Copy of :class:`server.resolution.view.ResolutionError`."""
+    """Copy of :class:`workload_map.resolution.view.ResolutionError`."""
 
     component: str
     field: str
@@ -290,7 +290,7 @@ class ResolutionError:
 
 @strawberry.type(description="A component of the definition's structure tree, with its instances and pods.")
 class Component:
-    """Adapter over :class:`server.resolution.view.ComponentView`."""
+    """Adapter over :class:`workload_map.resolution.view.ComponentView`."""
 
     view: strawberry.Private[ComponentView]
     policy: strawberry.Private[GpuPolicy]
@@ -364,7 +364,7 @@ class Component:
 @strawberry.type(description="A role as users name it: one per instance of a component with instance ids "
                              "(JobSet replicated job), else the component itself.")
 class Role:
-    """Adapter over :class:`server.resolution.view.RoleView`."""
+    """Adapter over :class:`workload_map.resolution.view.RoleView`."""
 
     view: strawberry.Private[RoleView]
     policy: strawberry.Private[GpuPolicy]
@@ -447,7 +447,7 @@ class GangSubGroup:
 
 @strawberry.type(description="An expected gang: pods that must be scheduled together. " + CLAMPED)
 class GangGroup:
-    """Copy of :class:`server.resolution.view.GangGroup`."""
+    """Copy of :class:`workload_map.resolution.view.GangGroup`."""
 
     name: str
     form: str
@@ -475,7 +475,7 @@ class Condition:
 
 @strawberry.type(description="One resolved workload.")
 class Workload:
-    """Adapter over :class:`server.resolution.view.WorkloadView`."""
+    """Adapter over :class:`workload_map.resolution.view.WorkloadView`."""
 
     view: strawberry.Private[WorkloadView]
     cluster_name: strawberry.Private[str]

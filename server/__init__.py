@@ -1,14 +1,18 @@
 """workload-map-server: one uniform view of distributed AI workloads in Kubernetes.
 
 Layers (a layer imports only layers below it):
-    server.cli, server.app
-    server.api
+    workload_map.cli, workload_map.app
+    workload_map.api
     schema
-    server.service
-    server.kube | server.resolution
-    server.definitions
-    server.jq
-    server.config, server.errors, server.gvk, server.logs
+    workload_map.service
+    workload_map.kube | workload_map.resolution
+    workload_map.definitions
+    workload_map.jq
+    workload_map.config, workload_map.errors, workload_map.gvk, workload_map.logs
 """
+
+if __name__ != "workload_map":  # the folder server/ is the package workload_map (README "Layout")
+    raise ImportError(f"import workload_map, not {__name__}")
+
 
 __version__ = "0.1.0"

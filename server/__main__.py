@@ -1,5 +1,5 @@
-"""``python -m server`` runs the ``wmap`` command line."""
+"""``python -m workload_map`` runs the ``wmap`` command line."""
 
-from server.cli.main import main
+from workload_map.cli.main import main
 
 raise SystemExit(main())

@@ -1,6 +1,6 @@
 """The ASGI application: ``create_app(settings, *, reader=None, registry=None)``.
 
-Wiring only. Routes and handlers live in ``server.api``; this module chooses the object
+Wiring only. Routes and handlers live in ``workload_map.api``; this module chooses the object
 source and the definition store, and runs start-up and shutdown in the lifespan:
 
 * a ``reader`` passed in (tests, embedding): served as is, definitions stored in
@@ -11,9 +11,9 @@ source and the definition store, and runs start-up and shutdown in the lifespan:
   in-cluster): an ``InformerCache`` watching every definition's kinds, pods and Kartas;
   definitions stored as Karta custom resources (CRD installed only with
   ``settings.kube.install_karta_crd``);
-* several contexts or kubeconfigs (``server.kube.clusters``): one informer cache, Karta
+* several contexts or kubeconfigs (``workload_map.kube.clusters``): one informer cache, Karta
   store, definition registry and materialized service per cluster, served together as a
-  ``server.service.fleet.Fleet`` (built by ``server.fleet.open_fleet``);
+  ``workload_map.service.fleet.Fleet`` (built by ``server.fleet.open_fleet``);
 * nothing configured: the bundled sample snapshot (``settings.sample_dir``), logged.
 
 The lifespan starts the service's background resolver (worker processes) and does not
@@ -25,8 +25,8 @@ resolver task ends and every worker process is killed.
 
 Callers (``settings.auth``): with ``none`` every request is the local caller (a warning is
 logged when the server listens beyond loopback); with ``kubernetes`` the cluster client
-checks tokens and permissions (``server.kube.reviews.KubeReviews`` behind a cached
-``server.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
+checks tokens and permissions (``workload_map.kube.reviews.KubeReviews`` behind a cached
+``workload_map.auth.access.KubernetesAccess``) and, with ``settings.auth.impersonate``, the Karta
 store writes through an ``ImpersonatingClient``. Middleware, outermost first: admission
 (requests per loop turn, health first), metrics,
 CORS (only with ``--cors-origin``), body limit and read timeout, cross-site refusal,
@@ -49,31 +49,31 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.api.auth import AuthMiddleware
-from server.api.connections import GuardedH11Protocol, guarded_protocol
-from server.api.crosssite import CrossSiteMiddleware, cors_middleware
-from server.api.load import AdmissionMiddleware, LoadSheddingMiddleware
-from server.api.errors import EXCEPTION_HANDLERS
-from server.api.metrics import Metrics
-from server.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
-from server.api.graphiql import GraphiQLPage, graphql_ide_page
-from server.api.routes import build_routes
-from server.api.runtime import Runtime
-from server.auth.access import Access, KubernetesAccess, OpenAccess
-from server.config import Settings
-from server.definitions.catalog import load_catalog, load_definition_dir
-from server.definitions.registry import DefinitionRegistry
-from server.errors import ServerError
-from server.kube.clusters import ClusterTarget, cluster_targets
-from server.kube.reader import Reader
-from server.kube.snapshot import SnapshotReader
-from server.gvk import KARTA_GVK
-from server.service import WorkloadService
-from server.service.feed import ChangeFeed
-from server.service.fleet import Fleet
-from server.service.pool import usable_cores
-from server.service.registration import Registrar
-from server.service.stores import DefinitionStore, DirectoryStore
+from workload_map.api.auth import AuthMiddleware
+from workload_map.api.connections import GuardedH11Protocol, guarded_protocol
+from workload_map.api.crosssite import CrossSiteMiddleware, cors_middleware
+from workload_map.api.load import AdmissionMiddleware, LoadSheddingMiddleware
+from workload_map.api.errors import EXCEPTION_HANDLERS
+from workload_map.api.metrics import Metrics
+from workload_map.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
+from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
+from workload_map.api.routes import build_routes
+from workload_map.api.runtime import Runtime
+from workload_map.auth.access import Access, KubernetesAccess, OpenAccess
+from workload_map.config import Settings
+from workload_map.definitions.catalog import load_catalog, load_definition_dir
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import ServerError
+from workload_map.kube.clusters import ClusterTarget, cluster_targets
+from workload_map.kube.reader import Reader
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.gvk import KARTA_GVK
+from workload_map.service import WorkloadService
+from workload_map.service.feed import ChangeFeed
+from workload_map.service.fleet import Fleet
+from workload_map.service.pool import usable_cores
+from workload_map.service.registration import Registrar
+from workload_map.service.stores import DefinitionStore, DirectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -192,10 +192,10 @@ def warn_if_exposed(settings: Settings) -> bool:
 
 async def _open_cluster(runtime: Runtime) -> object:
     """Attach an ``InformerCache`` and a ``KartaStore``; returns the cache (not started)."""
-    from server.kube.cache import CacheOptions, InformerCache
-    from server.kube.client import connect
-    from server.kube.kartas import KartaStore, ensure_karta_crd
-    from server.kube.patches import ClusterWriter
+    from workload_map.kube.cache import CacheOptions, InformerCache
+    from workload_map.kube.client import connect
+    from workload_map.kube.kartas import KartaStore, ensure_karta_crd
+    from workload_map.kube.patches import ClusterWriter
 
     kube = runtime.settings.kube
     client = await connect(kube.kubeconfig, context=kube.context)
@@ -226,10 +226,10 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
     Raises:
         ClusterConfigError: a context's kubeconfig entry is unusable (nothing is contacted).
     """
-    from server.kube.cache import CacheOptions, InformerCache
-    from server.kube.client import connect
-    from server.kube.kartas import KartaStore
-    from server.kube.patches import ClusterWriter
+    from workload_map.kube.cache import CacheOptions, InformerCache
+    from workload_map.kube.client import connect
+    from workload_map.kube.kartas import KartaStore
+    from workload_map.kube.patches import ClusterWriter
 
     kube, resolver = runtime.settings.kube, runtime.settings.resolver
     feed, members, caches, crds = ChangeFeed(), {}, [], {}
@@ -268,7 +268,7 @@ def _member_registry(settings: Settings) -> DefinitionRegistry:
 
 async def _karta_crd_state(client: Any, install: bool) -> str:
     """``ensure_karta_crd`` bounded to 10 s; an unreachable cluster reports ``error``."""
-    from server.kube.kartas import ensure_karta_crd
+    from workload_map.kube.kartas import ensure_karta_crd
 
     try:
         return str(await asyncio.wait_for(ensure_karta_crd(client, install=install), 10.0))
@@ -279,8 +279,8 @@ async def _karta_crd_state(client: Any, install: bool) -> str:
 
 def _store_client(runtime: Runtime, client: Any) -> Any:
     """Set up caller checks for ``--auth kubernetes``; the client the Karta store writes with."""
-    from server.kube.client import KubeClient
-    from server.kube.reviews import ImpersonatingClient, KubeReviews
+    from workload_map.kube.client import KubeClient
+    from workload_map.kube.reviews import ImpersonatingClient, KubeReviews
 
     auth = runtime.settings.auth
     if auth.mode != "kubernetes":
@@ -315,7 +315,7 @@ def has_cluster(settings: Settings) -> bool:
     """True when a cluster configuration is available (an explicit kubeconfig always counts)."""
     if settings.kube.kubeconfig:
         return True
-    from server.kube.client import has_cluster_config
+    from workload_map.kube.client import has_cluster_config
 
     return has_cluster_config()
 
@@ -329,12 +329,12 @@ class UvicornLimits(TypedDict):
 
 
 def uvicorn_limits(settings: Settings) -> UvicornLimits:
-    """Uvicorn options for the connection guards of :mod:`server.api.connections`.
+    """Uvicorn options for the connection guards of :mod:`workload_map.api.connections`.
 
     The guarded h11 protocol (header timeout ``settings.http.header_timeout_s`` seconds, at
     most ``settings.http.max_connections`` open connections), keep-alive 5 s, and 16 KiB of
-    incomplete headers at most. The CLI reaches these through ``server.app`` (it never
-    imports ``server.api``: the import contracts in pyproject.toml).
+    incomplete headers at most. The CLI reaches these through ``workload_map.app`` (it never
+    imports ``workload_map.api``: the import contracts in pyproject.toml).
 
     Args:
         settings: the server settings; only ``settings.http`` is read.

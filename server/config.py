@@ -22,7 +22,7 @@ def package_path(*parts: str) -> Path:
     """
     from importlib.resources import files
 
-    return Path(str(files(__package__ or "server").joinpath(*parts)))
+    return Path(str(files(__package__ or "workload_map").joinpath(*parts)))
 
 
 def default_catalog_dir() -> Path:
@@ -46,7 +46,7 @@ def default_graphiql_assets_dir() -> Path:
 
 
 DEFAULT_GRAPHQL_MAX_COST = 100_000
-"""Default GraphQL cost budget (fields resolved, pages expanded; see ``schema.cost``)."""
+"""Default GraphQL cost budget (fields resolved, pages expanded; see ``workload_map_schema.cost``)."""
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
@@ -64,19 +64,19 @@ class HttpSettings:
         max_wait_s: longest ``?wait=`` a phase request may ask for.
         max_subscriptions: GraphQL subscriptions per websocket connection.
         graphql_max_cost: most fields one GraphQL operation may resolve, fragments
-            expanded and pages multiplied by ``first`` (:mod:`schema.cost`); the default
+            expanded and pages multiplied by ``first`` (:mod:`workload_map_schema.cost`); the default
             lets a portal's page of 500 workloads with roles, instances and pods through
             (cost 39,001) and refuses three such pages in one document.
         cors_origins: browser origins (``https://portal.example.com``) allowed to call
             this server besides its own: CORS answers (with preflight) and writes accepted
-            from them; every other origin's writes are refused (:mod:`server.api.crosssite`).
+            from them; every other origin's writes are refused (:mod:`workload_map.api.crosssite`).
         header_timeout_s: time a client has to send a request's headers (connection closed
-            with 408 after; :mod:`server.api.connections`).
+            with 408 after; :mod:`workload_map.api.connections`).
         body_timeout_s: time a client has to send a request body once the handler reads it
             (JSON 408 after).
         max_connections: open connections; one more is answered 503 and closed.
         max_expensive: GraphQL operations and workload lists running at once
-            (:mod:`server.api.load`); ``expensive_queue`` more wait up to
+            (:mod:`workload_map.api.load`); ``expensive_queue`` more wait up to
             ``expensive_wait_s``, the rest get 503 with ``Retry-After``.
     """
 
@@ -131,7 +131,7 @@ class KubeSettings:
 
     ``kubeconfigs`` and ``contexts`` are the repeatable ``--kubeconfig`` / ``--context``
     values; two or more contexts (or files) serve several clusters together
-    (``server.kube.clusters``). ``kubeconfig`` (the paths ``:``-joined) and ``context``
+    (``workload_map.kube.clusters``). ``kubeconfig`` (the paths ``:``-joined) and ``context``
     (set when exactly one is given) drive the single-cluster path.
     """
 
@@ -150,7 +150,7 @@ class KubeSettings:
 
 @dataclass(slots=True)
 class ResolverSettings:
-    """Background resolution of workload views (``server.service``).
+    """Background resolution of workload views (``workload_map.service``).
 
     Attributes:
         workers: resolver worker processes; 0 means the usable CPU cores

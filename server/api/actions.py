@@ -1,14 +1,14 @@
 """REST: act on one workload through its definition (pod templates, suspend, resume).
 
 * ``PATCH .../workloads/{group}/{kind}/{name}/pod-template``: body as in
-  ``server.resolution.changes`` (labels, annotations, nodeSelector, tolerations,
+  ``workload_map.resolution.changes`` (labels, annotations, nodeSelector, tolerations,
   priorityClassName, schedulerName, containers[].env/resources; components/instances
   narrow the selection; resourceVersion is the precondition).
 * ``POST .../suspend`` and ``POST .../resume``: the definition's suspendActions /
   resumeActions (422 without a suspendDefinition); optional body ``{"resourceVersion": "..."}``.
 
 ``?dryRun=true`` returns the patch and writes nothing. Answers are the service's
-(``server.service.actions``): ``appliedTo`` says whether the cluster or the in-memory
+(``workload_map.service.actions``): ``appliedTo`` says whether the cluster or the in-memory
 snapshot was changed. Errors: 400 bad body, 403 no ``patch`` on the resource, 404, 409
 stale resourceVersion (nothing written), 422 a path that cannot be written through or a
 missing suspendDefinition.
@@ -22,14 +22,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from server.api.auth import guard_of
-from server.api.bodies import flag, json_object
-from server.api.runtime import runtime_of
-from server.auth.scope import workload_scope
-from server.auth.writes import patching_as
-from server.errors import CacheNotReady, InvalidRequest
-from server.service.fleet import Fleet, route_write
-from server.service.actions import set_suspended, update_pod_templates
+from workload_map.api.auth import guard_of
+from workload_map.api.bodies import flag, json_object
+from workload_map.api.runtime import runtime_of
+from workload_map.auth.scope import workload_scope
+from workload_map.auth.writes import patching_as
+from workload_map.errors import CacheNotReady, InvalidRequest
+from workload_map.service.fleet import Fleet, route_write
+from workload_map.service.actions import set_suspended, update_pod_templates
 
 PARAMETERS = """
     parameters:

@@ -1,7 +1,7 @@
 """Authentication at the edge: every request gets a ``Guard`` before any handler runs.
 
 :class:`AuthMiddleware` (pure ASGI) reads ``Authorization: Bearer <token>``, asks the
-runtime's policy (``server.auth.access``) who the caller is, and stores the resulting
+runtime's policy (``workload_map.auth.access``) who the caller is, and stores the resulting
 ``Guard`` in the scope (``wmap.guard``); a missing or rejected token is answered with a
 JSON 401 (``WWW-Authenticate: Bearer``) and the handler never runs. Open paths:
 ``/livez``, ``/readyz``, ``/healthz`` and, with ``settings.metrics_public``, ``/metrics``
@@ -9,7 +9,7 @@ JSON 401 (``WWW-Authenticate: Bearer``) and the handler never runs. Open paths:
 kube-apiserver's own does).
 
 WebSockets (GraphQL subscriptions) may authenticate with the header on the upgrade request
-or, as browsers cannot set it, in the ``connection_init`` payload (``server.api.graphql``);
+or, as browsers cannot set it, in the ``connection_init`` payload (``workload_map.api.graphql``);
 a websocket with a header that does not authenticate is refused before it is accepted.
 """
 
@@ -20,11 +20,11 @@ import logging
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.api.errors import response_for
-from server.api.runtime import Runtime
-from server.auth.access import Guard
-from server.auth.identity import bearer_token
-from server.errors import CacheNotReady, Forbidden, ServerError, Unauthorized
+from workload_map.api.errors import response_for
+from workload_map.api.runtime import Runtime
+from workload_map.auth.access import Guard
+from workload_map.auth.identity import bearer_token
+from workload_map.errors import CacheNotReady, Forbidden, ServerError, Unauthorized
 
 log = logging.getLogger(__name__)
 

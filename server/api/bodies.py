@@ -8,8 +8,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from server.definitions.load import DuplicateKey, unique_pairs
-from server.errors import InvalidRequest
+from workload_map.definitions.load import DuplicateKey, unique_pairs
+from workload_map.errors import InvalidRequest
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?", re.ASCII)
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}

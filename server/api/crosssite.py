@@ -30,7 +30,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.api.errors import error_response
+from workload_map.api.errors import error_response
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """REST: definitions (Karta documents) and Run:ai-style workload types.
 
 ``POST /api/v1/workload-types`` accepts Run:ai's registration body unchanged
-(docs/definition-format.md section 10; translated by ``server.service.workload_types``): ``name``
+(docs/definition-format.md section 10; translated by ``workload_map.service.workload_types``): ``name``
 (the Kind), ``group`` and ``resourceInterfaces[].spec`` (one Karta spec per served
 version, each stored as one definition named by the catalog slug rule); other fields
 (``categoryId``, ``priorityId``, ``preemptibility``, ...) are kept in an annotation and
@@ -17,7 +17,7 @@ elsewhere (a definition file, a Karta object when this server stores elsewhere),
 
 Writes need ``create`` (registration, dry runs included) or ``delete`` (removal) on
 ``kartas.run.ai`` (403 otherwise, checked before anything is parsed or stored) and run as
-the caller (``server.auth.writes``).
+the caller (``workload_map.auth.writes``).
 
 A workload type is a (group, kind) with one definition per version; its id is a UUID
 derived from group and kind, so every server instance gives the same id.
@@ -28,14 +28,14 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from server.api.auth import guard_of
-from server.api.bodies import body_text, flag, json_object
-from server.api.runtime import runtime_of
-from server.auth.writes import writing_as
-from server.service.lookup import definition_named, definitions_in_force
-from server.service.registration import register_document
-from server.service.rows import definition_dict
-from server.service.workload_types import (
+from workload_map.api.auth import guard_of
+from workload_map.api.bodies import body_text, flag, json_object
+from workload_map.api.runtime import runtime_of
+from workload_map.auth.writes import writing_as
+from workload_map.service.lookup import definition_named, definitions_in_force
+from workload_map.service.registration import register_document
+from workload_map.service.rows import definition_dict
+from workload_map.service.workload_types import (
     find_type,
     register_workload_type,
     type_dict,

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from server.errors import (
+from workload_map.errors import (
     CacheNotReady,
     Conflict,
     DefinitionError,
@@ -28,8 +28,8 @@ from server.errors import (
     Unauthorized,
     WorkloadNotFound,
 )
-from server.kube.reviews import ReviewUnavailable
-from server.definitions.stored import StoreError
+from workload_map.kube.reviews import ReviewUnavailable
+from workload_map.definitions.stored import StoreError
 
 log = logging.getLogger(__name__)
 

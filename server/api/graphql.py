@@ -4,7 +4,7 @@ HTTP POST/GET queries, GraphiQL in browsers, subscriptions over graphql-transpor
 (and the legacy graphql-ws) on the same path, and over SSE (``Accept:
 text/event-stream``) or multipart HTTP.
 
-Identity: HTTP requests carry the guard ``server.api.auth.AuthMiddleware`` stored; a
+Identity: HTTP requests carry the guard ``workload_map.api.auth.AuthMiddleware`` stored; a
 websocket either authenticated its upgrade request the same way or authenticates in
 ``on_ws_connect`` from the ``connection_init`` payload (``{"Authorization": "Bearer
 <token>"}``); until then its context allows nothing, and strawberry runs no operation
@@ -12,7 +12,7 @@ before the connection is acknowledged. A refused websocket is closed (4403 with
 graphql-transport-ws). At most ``settings.http.max_subscriptions`` subscriptions run per
 connection.
 
-Queries run off the event loop (:mod:`server.api.offload`): parsing, the cost check,
+Queries run off the event loop (:mod:`workload_map.api.offload`): parsing, the cost check,
 validation, execution and the JSON encoding of the answer happen in the query thread, and
 a mutation found there is executed back on the server's loop (its writes, registrations
 and API clients belong to it). Subscriptions (websocket, SSE, multipart) stay on the loop:
@@ -47,18 +47,18 @@ from strawberry.subscriptions import (
 )
 from strawberry.types.unset import UnsetType
 
-from schema.context import Context
-from schema.cost import CostLimits, QueryRefused, select_operation
-from schema.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
-from server.api.auth import GUARD_KEY
-from server.api.crosssite import media_type
-from server.api.errors import HTTP_CODES
-from server.api.graphiql import GraphiQLPage
-from server.api.offload import QUERIES, on_loop
-from server.api.runtime import runtime_of
-from server.auth.access import UNAUTHENTICATED, Guard
-from server.auth.identity import payload_token
-from server.errors import CacheNotReady, ServerError
+from workload_map_schema.context import Context
+from workload_map_schema.cost import CostLimits, QueryRefused, select_operation
+from workload_map_schema.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
+from workload_map.api.auth import GUARD_KEY
+from workload_map.api.crosssite import media_type
+from workload_map.api.errors import HTTP_CODES
+from workload_map.api.graphiql import GraphiQLPage
+from workload_map.api.offload import QUERIES, on_loop
+from workload_map.api.runtime import runtime_of
+from workload_map.auth.access import UNAUTHENTICATED, Guard
+from workload_map.auth.identity import payload_token
+from workload_map.errors import CacheNotReady, ServerError
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def transport_error(status: int, message: str) -> JSONResponse:
 
 
 class GraphQLApp(GraphQL[Context, None]):
-    """strawberry's view whose context is :class:`schema.context.Context`.
+    """strawberry's view whose context is :class:`workload_map_schema.context.Context`.
 
     Beyond strawberry: ``application/graphql`` bodies (the query text; ``variables`` and
     ``operationName`` from the query string), and transport errors answered as JSON
@@ -93,7 +93,7 @@ class GraphQLApp(GraphQL[Context, None]):
 
     @property
     def graphql_ide_html(self) -> str:
-        """The GraphiQL page: :mod:`server.api.graphiql`'s when set, else strawberry's (CDN assets)."""
+        """The GraphiQL page: :mod:`workload_map.api.graphiql`'s when set, else strawberry's (CDN assets)."""
         return self.page.html if self.page is not None else str(super().graphql_ide_html)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

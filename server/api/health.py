@@ -7,7 +7,7 @@ verbose output); informers whose CRD is missing or that are forbidden do not blo
 reported.
 With ``?verbose`` one ``[+]``/``[-]`` line per check is listed, as kube-apiserver does,
 each failing informer with its error text, and a ``freshness`` line (see
-``server.kube.freshness``). Stale data does **not** make ``/readyz`` 503: every replica reads
+``workload_map.kube.freshness``). Stale data does **not** make ``/readyz`` 503: every replica reads
 the same API server, so an outage would take all of them out of their Service at once and
 turn answers flagged stale into connection errors (the reasoning is in the README).
 With several clusters each has a ``cluster NAME`` line and its informer lines are prefixed
@@ -22,9 +22,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
-from server.api.runtime import Runtime, runtime_of
-from server.kube.freshness import freshness, iso_time, kind_name
-from server.kube.reader import InformerStatus
+from workload_map.api.runtime import Runtime, runtime_of
+from workload_map.kube.freshness import freshness, iso_time, kind_name
+from workload_map.kube.reader import InformerStatus
 
 
 async def livez(request: Request) -> PlainTextResponse:

@@ -34,8 +34,8 @@ from collections import deque
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.api.errors import Overloaded, response_for
-from server.errors import ServerError
+from workload_map.api.errors import Overloaded, response_for
+from workload_map.errors import ServerError
 
 log = logging.getLogger(__name__)
 

@@ -33,9 +33,9 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
-from server import __version__
-from server.kube.freshness import freshness, kind_name
-from server.resolution import WorkloadView
+from workload_map import __version__
+from workload_map.kube.freshness import freshness, kind_name
+from workload_map.resolution import WorkloadView
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -158,7 +158,7 @@ class _StateCollector(Collector):
 
 
 def _view_metrics(service: Any) -> Iterator[Metric]:
-    """Series of the materialized views (``server.service``)."""
+    """Series of the materialized views (``workload_map.service``)."""
     yield CounterMetricFamily("wmap_views_resolved", "Views resolved and stored", value=service.resolutions)
     resolved, known = service.progress()
     yield GaugeMetricFamily("wmap_views_materialized", "Workloads with a materialized view", value=resolved)
@@ -194,7 +194,7 @@ class _WorkloadCollector(Collector):
 
 
 GPU_FIGURES = (("requested_by_spec", "spec"), ("requested_by_pods", "pods"), ("allocated", "allocated"))
-"""``figure`` label value -> :class:`~server.resolution.view.GpuFigures` attribute."""
+"""``figure`` label value -> :class:`~workload_map.resolution.view.GpuFigures` attribute."""
 
 
 def workload_metrics(views: Iterable[WorkloadView], *, by_cluster: bool = False) -> list[Metric]:

@@ -15,7 +15,7 @@ from starlette.requests import HTTPConnection
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.api.errors import BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, response_for
+from workload_map.api.errors import BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, response_for
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,7 @@ STALE_SINCE_HEADER = b"x-wmap-stale-since"
 
 
 class StaleHeaderMiddleware:
-    """Mark every HTTP answer with ``X-Wmap-Stale: true|false``, from ``server.kube.freshness``.
+    """Mark every HTTP answer with ``X-Wmap-Stale: true|false``, from ``workload_map.kube.freshness``.
 
     While stale, ``X-Wmap-Stale-Since`` also gives the RFC 3339 start of the outage.
 

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.schemas import SchemaGenerator
 
-from server.definitions.phases import Phase
+from workload_map.definitions.phases import Phase
 
 
 def _error_response(description: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """REST: the scheduler view of one pod (``GET /api/v1/namespaces/{ns}/pods/{name}/workload``).
 
-Read from the materialized views only (``server.service.pods``): the store's pod index gives
-the workload, nothing is resolved. Visibility as for one workload (``server.auth.scope``):
+Read from the materialized views only (``workload_map.service.pods``): the store's pod index gives
+the workload, nothing is resolved. Visibility as for one workload (``workload_map.auth.scope``):
 a pod whose workload kind the caller may not list is answered exactly like a pod of no
 workload (404); the pod's phase and node are shown only where the caller may get pods.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from server.api.auth import guard_of
-from server.api.runtime import runtime_of
-from server.auth.scope import may_see, pod_namespaces
-from server.errors import WorkloadNotFound
+from workload_map.api.auth import guard_of
+from workload_map.api.runtime import runtime_of
+from workload_map.auth.scope import may_see, pod_namespaces
+from workload_map.errors import WorkloadNotFound
 
 
 async def get_pod_workload(request: Request) -> JSONResponse:

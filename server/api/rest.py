@@ -2,7 +2,7 @@
 
 The workload JSON is exactly ``WorkloadView.to_dict()``, the document ``wmap describe -o
 json`` prints. The core API group is spelled ``core`` in paths. Each handler's docstring
-carries its OpenAPI operation after ``---`` (read by ``server.api.openapi``).
+carries its OpenAPI operation after ``---`` (read by ``workload_map.api.openapi``).
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from server.api.auth import guard_of
-from server.api.bodies import duration, integer
-from server.api.errors import WaitTimeout
-from server.api.middleware import extend_deadline
-from server.api.runtime import runtime_of
-from server.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
-from server.definitions.phases import Phase
-from server.errors import InvalidRequest, WorkloadNotFound
-from server.resolution import WorkloadView
-from server.service import WorkloadService
-from server.service.pagination import paginate
-from server.service.rows import phase_state, summary
+from workload_map.api.auth import guard_of
+from workload_map.api.bodies import duration, integer
+from workload_map.api.errors import WaitTimeout
+from workload_map.api.middleware import extend_deadline
+from workload_map.api.runtime import runtime_of
+from workload_map.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
+from workload_map.definitions.phases import Phase
+from workload_map.errors import InvalidRequest, WorkloadNotFound
+from workload_map.resolution import WorkloadView
+from workload_map.service import WorkloadService
+from workload_map.service.pagination import paginate
+from workload_map.service.rows import phase_state, summary
 
 DEFAULT_WAIT_S = 30.0
 WAIT_GRACE_S = 5.0
@@ -50,7 +50,7 @@ async def list_workloads(request: Request) -> JSONResponse:
     """List top-level workloads (one namespace, or all for /api/v1/workloads).
 
     The ``namespace`` path parameter of the namespaced route is added by
-    ``server.api.openapi`` (one docstring serves both routes).
+    ``workload_map.api.openapi`` (one docstring serves both routes).
 
     ---
     summary: List workloads

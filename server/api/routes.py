@@ -6,11 +6,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from server.api import actions, definitions, health, pods, rest
-from server.api.graphiql import ASSETS_PREFIX, GraphiQLPage
-from server.api.graphql import graphql_app
-from server.api.metrics import Metrics
-from server.api.openapi import openapi
+from workload_map.api import actions, definitions, health, pods, rest
+from workload_map.api.graphiql import ASSETS_PREFIX, GraphiQLPage
+from workload_map.api.graphql import graphql_app
+from workload_map.api.metrics import Metrics
+from workload_map.api.openapi import openapi
 
 WORKLOAD = "/api/v1/namespaces/{namespace}/workloads/{group}/{kind}/{name}"
 

@@ -1,6 +1,6 @@
 """``Runtime``: everything request handlers need, attached to ``app.state.runtime``.
 
-Built by ``server.app.create_app``; the reader (and with it the service and registrar)
+Built by ``workload_map.app.create_app``; the reader (and with it the service and registrar)
 is attached either at once (a reader passed in, as tests do) or in the lifespan (live
 cluster or snapshot files). Handlers read it through :func:`runtime_of`.
 """
@@ -13,20 +13,20 @@ from typing import Any, cast
 
 from starlette.requests import HTTPConnection
 
-from server.auth.access import Access
-from server.config import Settings
-from server.definitions.registry import DefinitionRegistry
-from server.errors import CacheNotReady
-from server.gvk import GVK
-from server.kube.reader import InformerStatus, Reader
-from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
-from server.service.actions import SnapshotWriter
-from server.kube.freshness import Freshness, freshness
-from server.service.fleet import combined, registrar_for
-from server.service.registration import Registrar
-from server.service.stores import DefinitionStore
+from workload_map.auth.access import Access
+from workload_map.config import Settings
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import CacheNotReady
+from workload_map.gvk import GVK
+from workload_map.kube.reader import InformerStatus, Reader
+from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
+from workload_map.service.actions import SnapshotWriter
+from workload_map.kube.freshness import Freshness, freshness
+from workload_map.service.fleet import combined, registrar_for
+from workload_map.service.registration import Registrar
+from workload_map.service.stores import DefinitionStore
 
 
 @dataclass(eq=False)
@@ -81,7 +81,7 @@ class Runtime:
         return _policy(self.settings)
 
     def attach_fleet(self, fleet: Any, registrar: Registrar) -> None:
-        """Serve a ``server.service.fleet.Fleet`` (several clusters); ``registrar`` is the first cluster's."""
+        """Serve a ``workload_map.service.fleet.Fleet`` (several clusters); ``registrar`` is the first cluster's."""
         self.service = cast(WorkloadService, fleet)
         self.registrar = registrar
         if self.metrics is not None:

@@ -6,7 +6,7 @@ visibility rules built on them (``scope``): list results filtered to the (kind, 
 pairs the caller may list, single workloads hidden as "not found", pod details only where
 the caller may get pods.
 
-May import ``server.service``, ``server.resolution``, ``server.kube.reader`` and the value
-types of ``server.kube.reviews``; never a web framework, never ``kubernetes_asyncio``
-(the reviewer is passed in by ``server.app``).
+May import ``workload_map.service``, ``workload_map.resolution``, ``workload_map.kube.reader`` and the value
+types of ``workload_map.kube.reviews``; never a web framework, never ``kubernetes_asyncio``
+(the reviewer is passed in by ``workload_map.app``).
 """

@@ -3,7 +3,7 @@
 Two policies:
 
 * :class:`OpenAccess` (``--auth none``): every request is the local caller and everything
-  is allowed (local use only; ``server.app`` warns on a non-loopback address).
+  is allowed (local use only; ``workload_map.app`` warns on a non-loopback address).
 * :class:`KubernetesAccess` (``--auth kubernetes``): the bearer token is checked with a
   TokenReview and each permission with a SubjectAccessReview (the kube-rbac-proxy model).
   Decisions are cached in ``cachetools.TTLCache``s keyed by the SHA-256 of the token plus
@@ -25,9 +25,9 @@ from typing import Any, Protocol, TypeVar
 
 from cachetools import TTLCache
 
-from server.auth.identity import LOCAL, Caller, token_key
-from server.errors import Forbidden, Unauthorized
-from server.kube.reviews import AccessAttributes, ReviewedUser
+from workload_map.auth.identity import LOCAL, Caller, token_key
+from workload_map.errors import Forbidden, Unauthorized
+from workload_map.kube.reviews import AccessAttributes, ReviewedUser
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ MAX_ENTRIES = 50_000
 
 
 class Reviewer(Protocol):
-    """What :class:`KubernetesAccess` needs (``server.kube.reviews.KubeReviews``)."""
+    """What :class:`KubernetesAccess` needs (``workload_map.kube.reviews.KubeReviews``)."""
 
     async def review_token(self, token: str) -> ReviewedUser | None:
         """The token's user, or None when it does not authenticate."""
@@ -74,7 +74,7 @@ class OpenAccess:
     is_open = True
 
     async def authenticate(self, token: str | None) -> Caller:
-        """Always :data:`~server.auth.identity.LOCAL`."""
+        """Always :data:`~workload_map.auth.identity.LOCAL`."""
         return LOCAL
 
     async def allowed(self, caller: Caller, attributes: AccessAttributes) -> bool:

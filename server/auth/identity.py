@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from server.kube.reviews import ReviewedUser
+from workload_map.kube.reviews import ReviewedUser
 
 MAX_TOKEN_CHARS = 16 * 1024
 """Longer bearer tokens are refused without a review (bound on the review request body)."""

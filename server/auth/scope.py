@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from server.auth.access import Guard
-from server.definitions.registry import Entry
-from server.gvk import GVK
-from server.kube.reader import Reader
-from server.resolution import WorkloadView
-from server.service import WorkloadService
+from workload_map.auth.access import Guard
+from workload_map.definitions.registry import Entry
+from workload_map.gvk import GVK
+from workload_map.kube.reader import Reader
+from workload_map.resolution import WorkloadView
+from workload_map.service import WorkloadService
 
 Allow = Callable[[GVK, "str | None"], bool]
 """A visibility predicate over (root GVK, namespace); ``None`` namespace = cluster-scoped."""

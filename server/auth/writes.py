@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from server.auth.access import Guard
-from server.errors import Forbidden
-from server.kube.patches import WriteRefused
-from server.kube.reviews import acting_as
-from server.definitions.stored import StoreError
-from server.gvk import KARTA_GVK
+from workload_map.auth.access import Guard
+from workload_map.errors import Forbidden
+from workload_map.kube.patches import WriteRefused
+from workload_map.kube.reviews import acting_as
+from workload_map.definitions.stored import StoreError
+from workload_map.gvk import KARTA_GVK
 
 KARTA_RESOURCE = "kartas"
 

@@ -1,9 +1,9 @@
 """The arguments of ``wmap serve``, ``wmap get`` and the live flags of ``describe``.
 
-Kept apart from :mod:`server.cli.live` so that building the parser imports no server-side
+Kept apart from :mod:`workload_map.cli.live` so that building the parser imports no server-side
 package: an offline command (``describe -f``, ``validate``, ``catalog``, ``--version``)
 never loads the informer cache, the service layer or the HTTP stack. The command
-functions are looked up in :mod:`server.cli.live` when one of its commands runs.
+functions are looked up in :mod:`workload_map.cli.live` when one of its commands runs.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from server.definitions.phases import Phase
-from server.logs import FORMATS
+from workload_map.definitions.phases import Phase
+from workload_map.logs import FORMATS
 
 
 def _live(name: str) -> Callable[[argparse.Namespace], int]:
-    """``server.cli.live.<name>``, imported when the command runs."""
+    """``workload_map.cli.live.<name>``, imported when the command runs."""
 
     def run(args: argparse.Namespace) -> int:
-        from server.cli import live
+        from workload_map.cli import live
 
         return int(getattr(live, name)(args))
 
@@ -95,7 +95,7 @@ def register(sub: Any) -> None:
     g.add_argument("--log-format", choices=FORMATS, default="text")
     g.set_defaults(func=_live("cmd_get"))
     describe_parser = sub.choices.get("describe")
-    if describe_parser is not None:  # created by server.cli.main with -n/--kubeconfig/--context
+    if describe_parser is not None:  # created by workload_map.cli.main with -n/--kubeconfig/--context
         describe_parser.add_argument("--snapshot", action="append", default=[],
                                      help="read objects from files or directories ('-' for stdin)")
         describe_parser.add_argument("--log-format", choices=FORMATS, default="text")

@@ -3,9 +3,9 @@
 Exit codes, standard input (read once), snapshot files and the definition registry
 (catalog plus ``--definition`` files).
 
-Shared by :mod:`server.cli.main` and :mod:`server.cli.live` so that neither imports the
+Shared by :mod:`workload_map.cli.main` and :mod:`workload_map.cli.live` so that neither imports the
 other's internals (``main`` registers ``live``'s commands; ``live`` imports only this).
-Exit codes follow upstream ``kli``: see :mod:`server.cli.main`.
+Exit codes follow upstream ``kli``: see :mod:`workload_map.cli.main`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.config import default_catalog_dir
-from server.errors import InvalidRequest
+from workload_map.config import default_catalog_dir
+from workload_map.errors import InvalidRequest
 
 if TYPE_CHECKING:
-    from server.definitions.registry import DefinitionRegistry
-    from server.kube.reader import Reader
-    from server.kube.snapshot import SnapshotReader
-    from server.service import WorkloadService
+    from workload_map.definitions.registry import DefinitionRegistry
+    from workload_map.kube.reader import Reader
+    from workload_map.kube.snapshot import SnapshotReader
+    from workload_map.service import WorkloadService
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
 EXIT_UNREACHABLE, EXIT_SERVE_FAILED = 5, 6
@@ -54,7 +54,7 @@ def _stdin_objects() -> list[dict[str, Any]]:
     """The objects in stdin, parsed exactly as a snapshot file (errors name ``<stdin>``)."""
     import tempfile  # here: only standard input needs it (an import of ~10 ms)
 
-    from server.kube.snapshot import SnapshotError, load_objects
+    from workload_map.kube.snapshot import SnapshotError, load_objects
 
     with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
         path = Path(directory) / "stdin.yaml"
@@ -71,7 +71,7 @@ def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
     Raises:
         SnapshotError: unreadable input or a document that is not a Kubernetes object.
     """
-    from server.kube.snapshot import SnapshotReader, load_objects
+    from workload_map.kube.snapshot import SnapshotReader, load_objects
 
     return SnapshotReader([obj for path in paths
                            for obj in (_stdin_objects() if path == STDIN else load_objects(path))])
@@ -110,9 +110,9 @@ def build_registry(definition_files: Sequence[str] = (), catalog_dir: str | None
         InvalidRequest / InvalidDefinition: a definition file is unreadable or invalid.
         DefinitionError: the catalog is empty or invalid.
     """
-    from server.definitions.catalog import load_catalog
-    from server.definitions.load import load_definition, load_documents
-    from server.definitions.registry import DefinitionRegistry
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.definitions.load import load_definition, load_documents
+    from workload_map.definitions.registry import DefinitionRegistry
 
     registry = DefinitionRegistry(load_catalog(catalog_dir or default_catalog_dir(), defer_jq=True))
     for path in definition_files:
@@ -131,7 +131,7 @@ def offline_service(registry: DefinitionRegistry, reader: Reader, *, cluster: st
     Raises:
         DefinitionError: a needed catalog entry has an invalid jq expression.
     """
-    from server.service import WorkloadService
+    from workload_map.service import WorkloadService
 
     states = getattr(reader, "states", None)  # snapshot and informer cache: the kinds held or watched
     registry.catalog.check(None if states is None else {gvk.group_kind for gvk in states()})

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sys
 
-from server.cli.inputs import EXIT_NO_DEFINITION, EXIT_USAGE
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import DefinitionNotFound
+from workload_map.cli.inputs import EXIT_NO_DEFINITION, EXIT_USAGE
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.errors import DefinitionNotFound
 
 
 def entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:

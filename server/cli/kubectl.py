@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from server.errors import InvalidRequest, ServerError
+from workload_map.errors import InvalidRequest, ServerError
 
 if TYPE_CHECKING:
-    from server.kube.client import KubeClient
+    from workload_map.kube.client import KubeClient
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
@@ -50,9 +50,9 @@ async def connect_reachable(kubeconfig: str | None, context: str | None,
     """
     # the Kubernetes client (kubernetes_asyncio, aiohttp) only when a cluster is read: files
     # (``--snapshot``, ``-f``) never import it
-    from server.kube.api import KubeApi
-    from server.kube.client import connect
-    from server.kube.errors import NETWORK, KubeApiError
+    from workload_map.kube.api import KubeApi
+    from workload_map.kube.client import connect
+    from workload_map.kube.errors import NETWORK, KubeApiError
 
     client = await connect(kubeconfig, context=context)
     try:
@@ -174,9 +174,9 @@ def default_namespace(kubeconfig: str | None = None, context: str | None = None,
     The chosen context's ``namespace`` in the kubeconfig (first file of ``$KUBECONFIG`` that
     defines the context wins, as in client-go's merge), the service account's namespace in a
     pod, else ``default``. An unreadable kubeconfig yields ``default`` (connecting reports it).
-    ``sa_dir`` defaults to the service account directory ``server.kube.client.SA_DIR``.
+    ``sa_dir`` defaults to the service account directory ``workload_map.kube.client.SA_DIR``.
     """
-    from server.kube.client import SA_DIR, find_config_source
+    from workload_map.kube.client import SA_DIR, find_config_source
 
     source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir or SA_DIR)
     if source is None:
@@ -200,11 +200,11 @@ def context_name(kubeconfig: str | None = None, context: str | None = None,
     """The kubeconfig context kubectl would use: ``context``, else the first ``current-context``.
 
     ``in-cluster`` for the service account, ``""`` when nothing is configured or the
-    kubeconfig names no current context. ``sa_dir`` defaults to ``server.kube.client.SA_DIR``.
+    kubeconfig names no current context. ``sa_dir`` defaults to ``workload_map.kube.client.SA_DIR``.
     """
     if context:
         return context
-    from server.kube.client import SA_DIR, find_config_source
+    from workload_map.kube.client import SA_DIR, find_config_source
 
     source = find_config_source(kubeconfig, context=context, environ=environ, sa_dir=sa_dir or SA_DIR)
     if source is None:

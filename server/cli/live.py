@@ -4,9 +4,9 @@
 ``$KUBECONFIG``, ``~/.kube/config``, in-cluster) through a short-lived informer cache
 watching only the kinds they need (plus pods and Kartas, whose definitions are merged
 over the catalog), or ``--snapshot PATH`` files (``-`` for stdin). Exit codes follow
-``server.cli.main``: 2 usage (an unknown ``--phase`` or ``-l`` too), 3 not found, 4 no
+``workload_map.cli.main``: 2 usage (an unknown ``--phase`` or ``-l`` too), 3 not found, 4 no
 definition covers the type, 5 the API server does not answer (checked before any list,
-``server.cli.kubectl.connect_reachable``), 6 ``serve`` did not start. Without ``-n``, a
+``workload_map.cli.kubectl.connect_reachable``), 6 ``serve`` did not start. Without ``-n``, a
 cluster is read in the kubeconfig context's namespace (else ``default``) and files in
 every namespace, by ``get`` and ``describe`` alike (``default_namespace_of``).
 
@@ -36,9 +36,9 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from server.cli.kinds import resolve_kind
-from server.cli.serving import StartupFailure
-from server.cli.inputs import (
+from workload_map.cli.kinds import resolve_kind
+from workload_map.cli.serving import StartupFailure
+from workload_map.cli.inputs import (
     EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_SERVE_FAILED,
@@ -48,7 +48,7 @@ from server.cli.inputs import (
     snapshot_paths,
     snapshot_reader,
 )
-from server.config import (
+from workload_map.config import (
     DEFAULT_GRAPHQL_MAX_COST,
     AuthSettings,
     HttpSettings,
@@ -57,15 +57,15 @@ from server.config import (
     Settings,
     environment_defaults,
 )
-from server.definitions.phases import Phase
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import InvalidRequest
-from server.gvk import KARTA_GVK, POD_GVK
-from server.kube.reader import Reader
-from server.logs import FORMATS, configure_logging
-from server.resolution.dra import DRA_KINDS
-from server.service.registration import Registrar
-from server.service.stores import DirectoryStore
+from workload_map.definitions.phases import Phase
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.errors import InvalidRequest
+from workload_map.gvk import KARTA_GVK, POD_GVK
+from workload_map.kube.reader import Reader
+from workload_map.logs import FORMATS, configure_logging
+from workload_map.resolution.dra import DRA_KINDS
+from workload_map.service.registration import Registrar
+from workload_map.service.stores import DirectoryStore
 
 SYNC_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
@@ -148,7 +148,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """``wmap serve``: build the app and run uvicorn until interrupted."""
     import uvicorn
 
-    from server.app import create_app, has_cluster, uvicorn_limits
+    from workload_map.app import create_app, has_cluster, uvicorn_limits
 
     settings = serve_settings(args)
     if settings.auth.mode == "kubernetes" and (settings.kube.snapshot or not has_cluster(settings)):
@@ -180,8 +180,8 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
         reader = snapshot_reader(args.snapshot)
         _merge_kartas(registry, reader)
         return reader, None
-    from server.cli.kubectl import connect_reachable
-    from server.kube.cache import CacheOptions, InformerCache
+    from workload_map.cli.kubectl import connect_reachable
+    from workload_map.kube.cache import CacheOptions, InformerCache
 
     client = await connect_reachable(args.kubeconfig, args.context)
     cache = InformerCache(client, options=CacheOptions(namespaces=(namespace,) if namespace else ()),
@@ -192,7 +192,7 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
     if not await cache.wait_synced(SYNC_TIMEOUT_S):
         print(f"warning: caches not synced after {SYNC_TIMEOUT_S:g}s; results may be incomplete", file=sys.stderr)
     _merge_kartas(registry, cache)
-    from server.cli.owners import report_unreadable_owners, watch_owner_kinds
+    from workload_map.cli.owners import report_unreadable_owners, watch_owner_kinds
 
     await watch_owner_kinds(cache, registry, timeout=SYNC_TIMEOUT_S)
     report_unreadable_owners(cache, registry)
@@ -216,7 +216,7 @@ def _cluster_of(args: argparse.Namespace) -> str:
     """The cluster name ``wmap get`` stamps on views: the kubeconfig context ("" over files)."""
     if getattr(args, "snapshot", None):
         return ""
-    from server.cli.kubectl import context_name
+    from workload_map.cli.kubectl import context_name
 
     return context_name(args.kubeconfig, args.context)
 
@@ -248,8 +248,8 @@ async def _get(args: argparse.Namespace) -> int:
     entries = resolve_kind(registry, args.kind)
     if isinstance(entries, int):
         return entries
-    from server.cli.kubectl import matches, parse_selector
-    from server.cli.render import render_list
+    from workload_map.cli.kubectl import matches, parse_selector
+    from workload_map.cli.render import render_list
 
     selector = parse_selector(args.selector)
     if args.all_namespaces and args.namespace:
@@ -278,9 +278,9 @@ def default_namespace_of(args: argparse.Namespace) -> str | None:
     """The namespace of ``get``/``describe`` (``None``: all namespaces).
 
     ``-n``; else all namespaces for files (``--snapshot``, ``-f``); else the kubeconfig
-    context's namespace or ``default`` (``server.cli.kubectl.default_namespace``), as kubectl.
+    context's namespace or ``default`` (``workload_map.cli.kubectl.default_namespace``), as kubectl.
     """
-    from server.cli.kubectl import default_namespace
+    from workload_map.cli.kubectl import default_namespace
 
     if args.namespace:
         return str(args.namespace)
@@ -304,7 +304,7 @@ def describe(args: argparse.Namespace) -> int:
 
 
 async def _describe(args: argparse.Namespace) -> int:
-    from server.cli.render import render
+    from workload_map.cli.render import render
 
     kind, _, name = args.target.partition("/")
     if not kind or not name or "/" in name:

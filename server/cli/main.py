@@ -1,8 +1,8 @@
 """The ``wmap`` command line.
 
 Commands: ``describe`` (offline with ``-f``), ``validate``, ``catalog``; the server adds
-``serve`` and live ``get``/``describe`` (see :mod:`server.cli.live`; their flags are in
-:mod:`server.cli.flags`, so that building the parser imports no server-only package).
+``serve`` and live ``get``/``describe`` (see :mod:`workload_map.cli.live`; their flags are in
+:mod:`workload_map.cli.flags`, so that building the parser imports no server-only package).
 
 Exit codes (0-4 as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
 2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type;
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.cli.inputs import (
+from workload_map.cli.inputs import (
     EXIT_BROKEN_PIPE,
     EXIT_FAIL,
     EXIT_NO_DEFINITION,
@@ -40,21 +40,21 @@ from server.cli.inputs import (
     shown,
     snapshot_reader,
 )
-from server.config import default_catalog_dir
-from server.errors import InvalidDefinition, InvalidRequest, ServerError
+from workload_map.config import default_catalog_dir
+from workload_map.errors import InvalidDefinition, InvalidRequest, ServerError
 
 if TYPE_CHECKING:
-    from server.definitions.registry import DefinitionRegistry
-    from server.resolution import WorkloadView
+    from workload_map.definitions.registry import DefinitionRegistry
+    from workload_map.resolution import WorkloadView
 
 DISTRIBUTION = "workload-map-server"
 
 def cmd_describe(args: argparse.Namespace) -> int:
     """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
-    from server.cli.render import render
+    from workload_map.cli.render import render
 
     if not args.file:
-        from server.cli import live
+        from workload_map.cli import live
         return live.describe(args)
     registry = build_registry(args.definition, args.catalog_dir)
     reader = snapshot_reader(args.file)
@@ -75,7 +75,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
 def _select(registry: DefinitionRegistry, views: list[WorkloadView], target: str,
             name: str | None) -> list[WorkloadView] | int:
     """The views a ``describe -f`` TYPE[/NAME] (or TYPE NAME) keeps, or an exit code (message on stderr)."""
-    from server.cli.kinds import resolve_kind
+    from workload_map.cli.kinds import resolve_kind
 
     kind, _, slash_name = target.partition("/")
     wanted = name or slash_name
@@ -117,8 +117,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _validate_file(path: str, several: bool) -> int:
-    from server.definitions.extensions import extensions_of
-    from server.definitions.load import check_definition, load_documents
+    from workload_map.definitions.extensions import extensions_of
+    from workload_map.definitions.load import check_definition, load_documents
 
     source = shown([path])
     try:
@@ -150,8 +150,8 @@ def _validate_file(path: str, several: bool) -> int:
 
 def cmd_catalog(args: argparse.Namespace) -> int:
     """``wmap catalog``: the built-in definitions with GVK and operator source version."""
-    from server.definitions.catalog import load_catalog
-    from server.service.rows import catalog_row
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.service.rows import catalog_row
 
     catalog = load_catalog(args.catalog_dir or default_catalog_dir())
     rows = [catalog_row(entry) for entry in catalog]
@@ -214,7 +214,7 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("catalog", help="list the built-in definitions")
     c.add_argument("-o", "--output", choices=("table", "json"), default="table")
     c.set_defaults(func=cmd_catalog)
-    from server.cli import flags
+    from workload_map.cli import flags
 
     flags.register(sub)
     return p

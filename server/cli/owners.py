@@ -15,9 +15,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from server.definitions.registry import DefinitionRegistry
-from server.gvk import GVK
-from server.owners import MAX_OWNER_DEPTH
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.gvk import GVK
+from workload_map.owners import MAX_OWNER_DEPTH
 
 
 async def watch_owner_kinds(cache: Any, registry: DefinitionRegistry, *, timeout: float = 30.0) -> list[GVK]:
@@ -56,7 +56,7 @@ async def watch_owner_kinds(cache: Any, registry: DefinitionRegistry, *, timeout
 
 
 def _controller_ref(obj: Any) -> dict[str, Any] | None:
-    """The ownerReference with ``controller: true`` (the one rule of ``server.owners``)."""
+    """The ownerReference with ``controller: true`` (the one rule of ``workload_map.owners``)."""
     refs = (obj.get("metadata") or {}).get("ownerReferences")
     for ref in refs if isinstance(refs, list) else []:
         if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid"):

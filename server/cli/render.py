@@ -13,9 +13,9 @@ from typing import Any, Iterable
 
 import yaml
 
-from server.resolution import ComponentView, WorkloadView
-from server.resolution.view import InstanceView, PodView
-from server.service.rows import summary
+from workload_map.resolution import ComponentView, WorkloadView
+from workload_map.resolution.view import InstanceView, PodView
+from workload_map.service.rows import summary
 
 LIST_FORMATS = ("table", "wide", "name", "json", "yaml")
 
@@ -110,7 +110,7 @@ def render(views: Iterable[WorkloadView], output: str) -> str:
 
 def age(created: str | None, now: datetime | None = None) -> str:
     """The kubectl AGE of an RFC 3339 ``creationTimestamp`` (``<unknown>`` when absent or unparsable)."""
-    from server.cli.kubectl import human_duration
+    from workload_map.cli.kubectl import human_duration
 
     if not created:
         return "<unknown>"

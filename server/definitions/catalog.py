@@ -24,10 +24,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.definitions.load import load_definition, load_documents
-from server.definitions.model import Definition
-from server.errors import DefinitionError, DefinitionNotFound, InvalidDefinition, ServerError
-from server.gvk import GVK
+from workload_map.definitions.load import load_definition, load_documents
+from workload_map.definitions.model import Definition
+from workload_map.errors import DefinitionError, DefinitionNotFound, InvalidDefinition, ServerError
+from workload_map.gvk import GVK
 
 ALIASES_ANNOTATION = "workload-map.run.ai/aliases"
 SOURCE_VERSION_ANNOTATION = "workload-map.run.ai/source-version"
@@ -83,7 +83,7 @@ class Catalog:
             DefinitionError: an expression does not compile or uses a forbidden construct
                 (the message names the file and every problem).
         """
-        from server.definitions.validate import jq_rules
+        from workload_map.definitions.validate import jq_rules
 
         wanted = None if group_kinds is None else set(group_kinds)
         for gvk in sorted(self._unchecked, key=str):
@@ -130,7 +130,7 @@ def load_catalog(directory: str | Path, *, defer_jq: bool = False) -> Catalog:
     """Load every ``*.yaml`` under ``directory`` (not recursive).
 
     Args:
-        directory: the catalog folder (``server.config.default_catalog_dir``).
+        directory: the catalog folder (``workload_map.config.default_catalog_dir``).
         defer_jq: check every rule but the jq one now; :meth:`Catalog.check` runs that
             one per kind later (see the module docstring).
 

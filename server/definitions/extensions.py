@@ -8,7 +8,7 @@ Karta) loads and resolves exactly as before:
 
 * ``workload-map.run.ai/nested``: comma-separated ``<group>/<kind>`` of child kinds
   (core group: ``/<kind>`` or ``<kind>``) resolved through their own definition in force
-  and folded into this workload's view (``server.resolution.nesting``);
+  and folded into this workload's view (``workload_map.resolution.nesting``);
 * ``workload-map.run.ai/nested-standin``: comma-separated child component names that
   stand in for the nested children until one exists (AppWrapper's ``pods``, TrainJob's
   ``trainer``): while a nested child is present they are left out, so its roles, pods and
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.definitions.model import Definition
-from server.errors import Problem
+from workload_map.definitions.model import Definition
+from workload_map.errors import Problem
 
 NESTED_ANNOTATION = "workload-map.run.ai/nested"
 STANDIN_ANNOTATION = "workload-map.run.ai/nested-standin"

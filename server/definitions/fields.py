@@ -1,7 +1,7 @@
 """A typed reader over untrusted mappings that records problems with field paths.
 
 Parsing a definition must report every problem at once, so readers never raise: a
-wrong type or missing required field adds a :class:`~server.errors.Problem` naming the
+wrong type or missing required field adds a :class:`~workload_map.errors.Problem` naming the
 full field path and the reason, and returns ``None``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from server.errors import Problem
+from workload_map.errors import Problem
 
 
 class Fields:

@@ -2,7 +2,7 @@
 
 ``load_definition`` is the one entry point every caller uses (catalog, REST, GraphQL,
 CLI, Karta custom resources): parse, then validate, then raise
-:class:`~server.errors.InvalidDefinition` with *every* problem, or return the model.
+:class:`~workload_map.errors.InvalidDefinition` with *every* problem, or return the model.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
-from server.definitions.model import Definition
-from server.definitions.parse import parse_definition
-from server.definitions.validate import validate_definition
-from server.errors import InvalidDefinition, InvalidRequest, Problem
+from workload_map.definitions.model import Definition
+from workload_map.definitions.parse import parse_definition
+from workload_map.definitions.validate import validate_definition
+from workload_map.errors import InvalidDefinition, InvalidRequest, Problem
 
 #: Largest definition text accepted, bytes.
 MAX_DEFINITION_BYTES = 1024 * 1024
@@ -172,7 +172,7 @@ def check_termination(definition: Definition, samples: list[Any] | None = None, 
 
     Static checks cannot prove termination (``def f: f; f`` passes them), a runaway
     recursion can abort the jq library, and the binding cannot be interrupted, so
-    registration runs this before storing a definition (:mod:`server.jq.trial`). Samples
+    registration runs this before storing a definition (:mod:`workload_map.jq.trial`). Samples
     are live objects of the definition's kinds when the caller has them (``{}`` is always
     tried).
 
@@ -180,8 +180,8 @@ def check_termination(definition: Definition, samples: list[Any] | None = None, 
         One problem per refused expression: did not finish within ``timeout`` seconds,
         crashed the evaluator, or one evaluation was slower than the per-evaluation limit.
     """
-    from server.definitions.validate import jq_fields
-    from server.jq.trial import trial_reasons
+    from workload_map.definitions.validate import jq_fields
+    from workload_map.jq.trial import trial_reasons
 
     fields = list(jq_fields(definition))
     reasons = trial_reasons([expr for _, expr in fields], list(samples or []), timeout=timeout)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.definitions.phases import Phase
-from server.gvk import GVK
+from workload_map.definitions.phases import Phase
+from workload_map.gvk import GVK
 
 #: fragmentedPodSpecDefinition sub-paths, in the order they are read.
 FRAGMENT_FIELDS: tuple[str, ...] = (

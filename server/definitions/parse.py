@@ -18,8 +18,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from server.definitions.fields import Fields
-from server.definitions.model import (
+from workload_map.definitions.fields import Fields
+from workload_map.definitions.model import (
     FRAGMENT_FIELDS,
     Component,
     ConditionMatch,
@@ -39,9 +39,9 @@ from server.definitions.model import (
     Topology,
     TypeSelector,
 )
-from server.definitions.phases import MAPPING_KEYS
-from server.errors import Problem
-from server.gvk import GVK
+from workload_map.definitions.phases import MAPPING_KEYS
+from workload_map.errors import Problem
+from workload_map.gvk import GVK
 
 KARTA_API_VERSION = "run.ai/v1alpha1"
 LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"

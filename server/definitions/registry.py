@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from server.definitions.catalog import Catalog
-from server.definitions.model import Definition
-from server.gvk import GVK
+from workload_map.definitions.catalog import Catalog
+from workload_map.definitions.model import Definition
+from workload_map.gvk import GVK
 
 _SEQUENCE = itertools.count()
 log = logging.getLogger(__name__)

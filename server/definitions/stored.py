@@ -1,7 +1,7 @@
 """What a definition store hands back and raises, shared by every store implementation.
 
-The stores themselves live above this layer: ``server.service.stores.DirectoryStore``
-(offline, a state directory) and ``server.kube.kartas.KartaStore`` (Karta custom
+The stores themselves live above this layer: ``workload_map.service.stores.DirectoryStore``
+(offline, a state directory) and ``workload_map.kube.kartas.KartaStore`` (Karta custom
 resources). Both return :class:`StoredDefinition` records and raise :class:`StoreError`,
 so the registration path and the HTTP error mapping (503) need neither store.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from server.errors import ServerError
+from workload_map.errors import ServerError
 
 
 class StoreError(ServerError):

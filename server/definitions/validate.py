@@ -14,7 +14,7 @@ Rules follow upstream's library validator (docs/definition-format.md section 5) 
 5. no ownership cycles (checked only when steps 1-4 found nothing, as upstream: the
    check needs a sound tree);
 6. gang members and podGroup subgroups name existing components;
-7. every jq field parses and uses no forbidden construct (:mod:`server.jq.static`).
+7. every jq field parses and uses no forbidden construct (:mod:`workload_map.jq.static`).
 
 Messages are ``<field path>: <reason>``, e.g.
 ``spec.structureDefinition.childComponents[1].ownerRef: unknown component "wrker"``.
@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from server.definitions.model import Component, Definition
-from server.definitions.names import dns_label_problem, dns_subdomain_problem, label_key_problem, label_value_problem
-from server.definitions.extensions import extension_problems
-from server.errors import Problem
-from server.jq import check_expression
+from workload_map.definitions.model import Component, Definition
+from workload_map.definitions.names import dns_label_problem, dns_subdomain_problem, label_key_problem, label_value_problem
+from workload_map.definitions.extensions import extension_problems
+from workload_map.errors import Problem
+from workload_map.jq import check_expression
 
 __all__ = ["jq_fields", "jq_rules", "label_key_problem", "validate_definition"]
 
@@ -39,7 +39,7 @@ def validate_definition(definition: Definition, *, check_jq: bool = True) -> lis
 
     ``check_jq=False`` leaves out rule 7 (compiling every jq field costs about 1.5 ms an
     expression): the built-in catalog defers it until a kind is needed
-    (:meth:`server.definitions.catalog.Catalog.check`).
+    (:meth:`workload_map.definitions.catalog.Catalog.check`).
     """
     problems = _name_rules(definition)
     problems += _unique_names(definition)

@@ -3,10 +3,10 @@
 Owns compilation (cached), evaluation with caps, gojq-compatible input ordering,
 the pure-Python fast path for simple paths, static checks of forbidden constructs,
 and the out-of-process trial evaluation of new definitions. Imports nothing from
-``server`` but ``server.errors``.
+``server`` but ``workload_map.errors``.
 """
 
-from server.jq.engine import (
+from workload_map.jq.engine import (
     MAX_INPUT_BYTES,
     MAX_RESULTS,
     Document,
@@ -15,7 +15,7 @@ from server.jq.engine import (
     set_evaluation_tracer,
     stringify,
 )
-from server.jq.static import check_expression
+from workload_map.jq.static import check_expression
 
 __all__ = [
     "MAX_INPUT_BYTES",

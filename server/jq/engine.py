@@ -10,11 +10,11 @@ module (docs/definition-format.md section 6):
   cap, so exactly 1000 outputs is already an error);
 * refuses inputs larger than :data:`MAX_INPUT_BYTES`;
 * turns every jq failure (the binding raises ``ValueError`` for all of them) into
-  :class:`~server.errors.JqCompileError` or :class:`~server.errors.JqEvaluationError`
+  :class:`~workload_map.errors.JqCompileError` or :class:`~workload_map.errors.JqEvaluationError`
   carrying the expression.
 
 The C binding holds the GIL and cannot be interrupted, so runaway programs are kept out
-by :mod:`server.jq.static` and by :mod:`server.jq.trial` at registration; at request time
+by :mod:`workload_map.jq.static` and by :mod:`workload_map.jq.trial` at registration; at request time
 evaluation happens only when a workload changed (results are memoized per version).
 """
 
@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterator
 import cachetools
 import jq as _jq
 
-from server.errors import JqCompileError, JqEvaluationError
-from server.jq.fastpath import FastPath, parse_fast_path
+from workload_map.errors import JqCompileError, JqEvaluationError
+from workload_map.jq.fastpath import FastPath, parse_fast_path
 
 #: gojq's result cap per query; reaching it is an error.
 MAX_RESULTS = 1000
@@ -89,7 +89,7 @@ class JqProgram:
     """A compiled jq expression.
 
     Build with :func:`compile_program` (cached). Evaluation never raises anything but
-    :class:`~server.errors.JqEvaluationError`.
+    :class:`~workload_map.errors.JqEvaluationError`.
 
     A simple path (the fast-path grammar, a subset of jq's syntax) is not handed to the C
     library until an evaluation needs it (the fast path defers to jq on inputs it does not

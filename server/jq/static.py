@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from server.errors import JqCompileError
+from workload_map.errors import JqCompileError
 
 EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
 #: Beyond upstream: builtins that reach outside the object (the server's environment,
@@ -152,7 +152,7 @@ def check_expression(expression: str) -> list[str]:
         Problems as reason strings: a parse failure first (``failed to parse: <err>``),
         then each forbidden construct. Empty when the expression is acceptable.
     """
-    from server.jq.engine import compile_program
+    from workload_map.jq.engine import compile_program
 
     problems: list[str] = []
     try:

@@ -73,7 +73,7 @@ def _slow(seconds: dict[str, float], limit: float) -> dict[str, str]:
 def _run(payload: dict[str, Any], timeout: float) -> dict[str, float] | str:
     """The child's per-expression slowest times, or the reason it gave none."""
     try:
-        done = subprocess.run([sys.executable, "-m", "server.jq.trial"], input=json.dumps(payload, default=str).encode(),
+        done = subprocess.run([sys.executable, "-m", "workload_map.jq.trial"], input=json.dumps(payload, default=str).encode(),
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return f"did not finish within {timeout:g} s on a sample object"
@@ -88,8 +88,8 @@ def _run(payload: dict[str, Any], timeout: float) -> dict[str, float] | str:
 
 
 def _child() -> None:
-    from server.errors import JqError
-    from server.jq.engine import Document, compile_program
+    from workload_map.errors import JqError
+    from workload_map.jq.engine import Document, compile_program
 
     payload = json.loads(sys.stdin.read())
     docs = [Document(sample) for sample in payload["samples"]]

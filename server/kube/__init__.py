@@ -6,7 +6,7 @@ graph (``store``, ``graph``, ``trim``), the live ``InformerCache`` (``cache``) a
 static ``SnapshotReader`` (``snapshot``, reading JSON through ``jsonstream``). Other layers
 depend only on the ``Reader`` protocol in ``reader``.
 
-Must not import ``server.service``, ``server.api``, ``server.resolution``, ``schema`` or
+Must not import ``workload_map.service``, ``workload_map.api``, ``workload_map.resolution``, ``schema`` or
 any web framework. ``reader``, ``store``, ``graph``, ``trim``, ``snapshot`` and
 ``jsonstream`` must not import ``kubernetes_asyncio`` (nor anything that does), so offline
 code can use them; this ``__init__`` therefore imports nothing.

@@ -1,6 +1,6 @@
 """Raw JSON access to the API server: GET, paginated list pages and watch streams.
 
-Everything goes through the shared ``ApiClient`` of ``server.kube.client.KubeClient``
+Everything goes through the shared ``ApiClient`` of ``workload_map.kube.client.KubeClient``
 with ``_preload_content=False``: responses are decoded with ``json.loads`` into plain
 dicts, never into model classes (deserializing pods into models is the expensive part of
 kubernetes_asyncio, tomplus/kubernetes_asyncio ``watch/watch.py``). Watch lines are split
@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from server.gvk import GVK
-from server.kube.errors import NETWORK, KubeApiError
+from workload_map.gvk import GVK
+from workload_map.kube.errors import NETWORK, KubeApiError
 
 JSON = dict[str, Any]
 
@@ -177,7 +177,7 @@ def _decode_line(line: bytes) -> JSON:
 class ResourceClient:
     """List pages and watch streams of one resource (GVK + plural + optional namespace).
 
-    Implements ``server.kube.reflector.ListWatch``.
+    Implements ``workload_map.kube.reflector.ListWatch``.
     """
 
     def __init__(self, api: KubeApi, gvk: GVK, plural: str, namespace: str | None = None) -> None:

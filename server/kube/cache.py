@@ -18,12 +18,12 @@ credentials may not watch CRDs, missing and failed kinds are re-resolved every
 ``recheck_interval`` seconds instead (the negative discovery TTL).
 
 Versions: of several watched versions of one kind only one is listed and watched
-(``server.kube.versions``: highest priority among the served ones).
+(``workload_map.kube.versions``: highest priority among the served ones).
 
 Readiness: ``is_synced()`` is true once every watched GVK has listed once or settled as
 ``crd_missing``/``forbidden`` (reported by ``states()``, not blocking). A GVK whose
 list/watch has failed for longer than ``stale_after`` seconds reports ``stale``
-(``server.kube.freshness`` sums that up per cluster).
+(``workload_map.kube.freshness`` sums that up per cluster).
 
 Recovery: while any reflector is failing, a probe (``GET /readyz`` by default) runs every
 ``probe_interval`` seconds; the first answer after a failed probe wakes every failing
@@ -41,16 +41,16 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 
-from server.gvk import GVK
-from server.kube.api import KubeApi, ResourceClient
-from server.kube.client import KubeClient, connect
-from server.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
-from server.kube.errors import NETWORK, KubeApiError
-from server.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
-from server.kube.freshness import aggregate
-from server.kube.reader import InformerState, InformerStatus
-from server.kube.reflector import ListWatch, Reflector, ReflectorOptions
-from server.kube.versions import elect
+from workload_map.gvk import GVK
+from workload_map.kube.api import KubeApi, ResourceClient
+from workload_map.kube.client import KubeClient, connect
+from workload_map.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
+from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
+from workload_map.kube.freshness import aggregate
+from workload_map.kube.reader import InformerState, InformerStatus
+from workload_map.kube.reflector import ListWatch, Reflector, ReflectorOptions
+from workload_map.kube.versions import elect
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class _Informer:
     error: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     elected: GVK | None = None
-    """The other version of the kind watched instead (``server.kube.versions``)."""
+    """The other version of the kind watched instead (``workload_map.kube.versions``)."""
 
 
 class InformerCache(ObjectGraph):

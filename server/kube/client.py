@@ -12,7 +12,7 @@ Precedence (kubernetes/client-go ``tools/clientcmd/loader.go``, ``ClientConfigLo
 Bound service-account tokens expire (1 h by default) and the kubelet rewrites the token
 file: one ``Configuration`` is shared by every request, its refresh hook re-reads the file
 at most once a minute, and ``KubeClient.refresh_credentials`` (called by
-``server.kube.api`` on a 401 before its single retry) re-reads it at once. Sources:
+``workload_map.kube.api`` on a 401 before its single retry) re-reads it at once. Sources:
 tomplus/kubernetes_asyncio PRs 205 and 253 (copied configurations lose the refresh);
 gtsystem/lightkube PR 141 (token re-read on 401).
 
@@ -32,7 +32,7 @@ from typing import Any, Literal
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import ConfigException, load_kube_config
 
-from server.errors import ServerError
+from workload_map.errors import ServerError
 
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 TOKEN_MAX_AGE = 60.0

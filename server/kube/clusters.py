@@ -9,7 +9,7 @@ Rules (kubectl's kubeconfig merging: https://kubernetes.io/docs/concepts/configu
 * several ``--kubeconfig`` paths and no ``--context``: one cluster per file, each with the
   file's own ``current-context``;
 * anything else (at most one context and one merged config): one cluster, the
-  single-cluster path of ``server.app`` (unchanged behaviour).
+  single-cluster path of ``workload_map.app`` (unchanged behaviour).
 
 A cluster's name is its context name: what views, filters and ``gpuSummary(groupBy:
 CLUSTER)`` report. No kubernetes client is imported here (only YAML to read a file's
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from server.errors import InvalidRequest
+from workload_map.errors import InvalidRequest
 
 
 @dataclass(frozen=True, slots=True)

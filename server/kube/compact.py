@@ -12,7 +12,7 @@ condition types, quantities. ``compact`` rebuilds a trimmed object so that:
   in the same order, through a bounded table (``SharedMaps``; emptied when full, which only
   stops sharing for maps met afterwards).
 
-Sharing is safe because cached objects are never mutated (``server.kube.store``: an update
+Sharing is safe because cached objects are never mutated (``workload_map.kube.store``: an update
 replaces the object; writers deep-copy first). A pickled subtree (the resolver pool) keeps
 the sharing within one message and is equal to the unshared one.
 """

@@ -28,11 +28,11 @@ from typing import Any, Protocol
 
 from cachetools import TTLCache
 
-from server.gvk import GVK
-from server.kube.api import gv_path
-from server.kube.errors import KubeApiError
-from server.kube.reader import KubeObject
-from server.kube.store import Changes, Store
+from workload_map.gvk import GVK
+from workload_map.kube.api import gv_path
+from workload_map.kube.errors import KubeApiError
+from workload_map.kube.reader import KubeObject
+from workload_map.kube.store import Changes, Store
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class ResourceInfo:
 
 
 class JsonGetter(Protocol):
-    """``server.kube.api.KubeApi`` as far as discovery needs it."""
+    """``workload_map.kube.api.KubeApi`` as far as discovery needs it."""
 
     async def get_json(self, path: str, query: dict[str, Any] | None = None) -> dict[str, Any]:
         """GET ``path``; raises ``KubeApiError``."""

@@ -1,10 +1,10 @@
 """``KubeApiError``: one failed API call, carrying the Kubernetes ``Status`` payload.
 
-Raised by ``server.kube.api`` for non-2xx responses, ``ERROR`` watch events and network
+Raised by ``workload_map.kube.api`` for non-2xx responses, ``ERROR`` watch events and network
 failures, and classified by the reflector (404 missing, 403 forbidden, 410 expired ->
 relist, everything else transient). The ``Status`` shape is described in the API
 conventions: https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#response-status-kind
-Model: nolar/kopf ``kopf/_cogs/clients/errors.py``. Internal to ``server.kube``: the
+Model: nolar/kopf ``kopf/_cogs/clients/errors.py``. Internal to ``workload_map.kube``: the
 service layer sees ``InformerStatus`` states, never this exception.
 """
 

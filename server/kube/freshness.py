@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from server.gvk import GVK
-from server.kube.reader import InformerState, InformerStatus
-from server.kube.reflector import Reflector
+from workload_map.gvk import GVK
+from workload_map.kube.reader import InformerState, InformerStatus
+from workload_map.kube.reflector import Reflector
 
 
 @dataclass(frozen=True, slots=True)

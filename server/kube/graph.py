@@ -1,7 +1,7 @@
 """Objects of every cached GVK as one owner graph: the shared half of a ``Reader``.
 
 ``ObjectGraph`` holds one ``Store`` per GVK and implements the read methods of
-``server.kube.reader.Reader`` that do not depend on where objects come from (``get``,
+``workload_map.kube.reader.Reader`` that do not depend on where objects come from (``get``,
 ``list``, ``by_uid``, ``owned_by``, ``descendants``, ``root_of``, ``version``,
 ``subscribe``). ``InformerCache`` (live) and ``SnapshotReader`` (files) both build on it,
 so indexing, owner-chain walks and change events behave the same offline and live.
@@ -13,7 +13,7 @@ https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-depende
 deliver a ``ChangeEvent`` to every subscriber queue. Queues are bounded; when one is full
 its oldest event is dropped (``dropped_events`` counts them) so a stalled subscriber cannot
 grow memory without bound. Listeners (``add_listener``) are called synchronously with every
-event instead, losslessly: the materialized views of ``server.service`` use one to mark
+event instead, losslessly: the materialized views of ``workload_map.service`` use one to mark
 workloads dirty (a listener must be O(1) and must not raise).
 
 No I/O and no ``kubernetes_asyncio`` here. Single event loop, no locking.
@@ -28,11 +28,11 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from server.gvk import GVK
-from server.kube.reader import ChangeEvent, KubeObject, KubeObjects
-from server.kube.store import Changes, Store, controller_uid, meta_of, object_key
-from server.kube.trim import trim
-from server.owners import MAX_OWNER_DEPTH, may_own, owner_chain
+from workload_map.gvk import GVK
+from workload_map.kube.reader import ChangeEvent, KubeObject, KubeObjects
+from workload_map.kube.store import Changes, Store, controller_uid, meta_of, object_key
+from workload_map.kube.trim import trim
+from workload_map.owners import MAX_OWNER_DEPTH, may_own, owner_chain
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class ObjectGraph:
     """Per-GVK stores, cross-type owner walks, per-uid versions and change fan-out.
 
     Args:
-        full: keep whole objects instead of trimming them (see ``server.kube.trim``).
+        full: keep whole objects instead of trimming them (see ``workload_map.kube.trim``).
         queue_size: capacity of each subscriber queue.
     """
 
@@ -74,7 +74,7 @@ class ObjectGraph:
         return store
 
     def trim(self, gvk: GVK, obj: Mapping[str, Any]) -> KubeObject:
-        """The copy of ``obj`` the store of ``gvk`` holds (``server.kube.trim``); changes nothing."""
+        """The copy of ``obj`` the store of ``gvk`` holds (``workload_map.kube.trim``); changes nothing."""
         return trim(gvk, obj, full=self._full)
 
     def gvks(self) -> builtins.list[GVK]:
@@ -116,7 +116,7 @@ class ObjectGraph:
         """See ``Reader.descendants``; breadth first, each object once.
 
         A child counts only when its controller reference names its parent and the parent
-        may own it by the namespace rule (``server.owners.may_own``): an object in another
+        may own it by the namespace rule (``workload_map.owners.may_own``): an object in another
         namespace whose reference carries the same uid is not a descendant.
         """
         found: KubeObjects = []
@@ -141,7 +141,7 @@ class ObjectGraph:
         return [c for c in self.owned_by(uid) if controller_uid(c) == uid and (parent is None or may_own(parent, c))]
 
     def root_of(self, obj: Mapping[str, Any], max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObject | None:
-        """See ``Reader.root_of`` (``server.owners.owner_chain``: namespace rule, cycles cut)."""
+        """See ``Reader.root_of`` (``workload_map.owners.owner_chain``: namespace rule, cycles cut)."""
         top = owner_chain(obj, self.by_uid, max_depth).top
         return top if isinstance(top, dict) else None  # the chain holds what by_uid returned: cached dicts
 
@@ -218,7 +218,7 @@ class ObjectGraph:
     def _bump_chain(self, obj: Mapping[str, Any]) -> tuple[str, ...]:
         """Bump ``obj``'s uid and its controller ancestors; return those uids.
 
-        The ancestors come from ``server.owners.owner_chain``: the namespace rule and cycle
+        The ancestors come from ``workload_map.owners.owner_chain``: the namespace rule and cycle
         cut apply; an owner not cached yet is bumped too, so its view is fresh when it
         arrives.
         """
@@ -250,7 +250,7 @@ class ObjectGraph:
 
 
 class GraphSink:
-    """Feeds one GVK of an ``ObjectGraph`` from a reflector (``server.kube.reflector.Sink``)."""
+    """Feeds one GVK of an ``ObjectGraph`` from a reflector (``workload_map.kube.reflector.Sink``)."""
 
     def __init__(self, graph: ObjectGraph, gvk: GVK) -> None:
         self.graph, self.gvk = graph, gvk

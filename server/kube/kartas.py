@@ -1,9 +1,9 @@
 """Karta custom resources (``kartas.run.ai``, cluster-scoped, ``run.ai/v1alpha1``): write side.
 
-``KartaStore`` is the cluster implementation of ``server.service.stores.DefinitionStore``: a
+``KartaStore`` is the cluster implementation of ``workload_map.service.stores.DefinitionStore``: a
 registered definition becomes one Karta object named after the definition; reading
 happens through the informer cache (``InformerCache.watch(KARTA_GVK)``) and
-``server.service.following.DefinitionIntake.follow``, so ``load()`` returns nothing here.
+``workload_map.service.following.DefinitionIntake.follow``, so ``load()`` returns nothing here.
 
 ``ensure_karta_crd`` reports whether the CRD is served and installs it only when asked
 (``wmap serve --install-karta-crd``): the server never changes cluster-wide API surface
@@ -11,8 +11,8 @@ on its own. The CRD follows docs/definition-format.md section 1 (cluster scope, 
 ``status`` subresource, printer columns); its schema keeps unknown fields because the
 server validates definitions itself.
 
-Errors: API failures become ``server.definitions.stored.StoreError`` (403, 404 when the CRD is
-missing, network, 5xx) or ``server.errors.Conflict`` (409); upstream messages are logged,
+Errors: API failures become ``workload_map.definitions.stored.StoreError`` (403, 404 when the CRD is
+missing, network, 5xx) or ``workload_map.errors.Conflict`` (409); upstream messages are logged,
 not returned to callers.
 """
 
@@ -30,13 +30,13 @@ import yaml
 from kubernetes_asyncio.client import CustomObjectsApi
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from server.errors import Conflict
-from server.definitions.stored import StoreError, StoredDefinition
-from server.gvk import KARTA_GVK
-from server.kube.api import KubeApi
-from server.kube.client import KubeClient
-from server.kube.errors import KubeApiError
-from server.config import karta_crd_file
+from workload_map.errors import Conflict
+from workload_map.definitions.stored import StoreError, StoredDefinition
+from workload_map.gvk import KARTA_GVK
+from workload_map.kube.api import KubeApi
+from workload_map.kube.client import KubeClient
+from workload_map.kube.errors import KubeApiError
+from workload_map.config import karta_crd_file
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 patches (``Content-Type: application/json-patch+json``,
 https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/).
 Its client is the Karta store's: an ``ImpersonatingClient`` with ``--auth kubernetes``
-and impersonation on, so inside ``server.auth.writes.patching_as`` both requests carry the
+and impersonation on, so inside ``workload_map.auth.writes.patching_as`` both requests carry the
 caller's identity and the caller's RBAC decides. The resource plural comes from the
 informer cache's discovery.
 
@@ -21,12 +21,12 @@ from typing import Any
 
 import aiohttp
 
-from server.definitions.stored import StoreError
-from server.errors import Conflict, Forbidden, InvalidRequest, WorkloadNotFound
-from server.gvk import GVK
-from server.kube.api import KubeApi, resource_path
-from server.kube.discovery import Discovery
-from server.kube.errors import NETWORK, KubeApiError
+from workload_map.definitions.stored import StoreError
+from workload_map.errors import Conflict, Forbidden, InvalidRequest, WorkloadNotFound
+from workload_map.gvk import GVK
+from workload_map.kube.api import KubeApi, resource_path
+from workload_map.kube.discovery import Discovery
+from workload_map.kube.errors import NETWORK, KubeApiError
 
 log = logging.getLogger(__name__)
 

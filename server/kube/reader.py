@@ -2,11 +2,11 @@
 
 Resolution and service code depend on this module only, never on the informer machinery,
 so this module (like ``store``, ``graph`` and ``snapshot``) must not import
-``kubernetes_asyncio``. Two implementations exist: ``server.kube.cache.InformerCache``
-(live informers) and ``server.kube.snapshot.SnapshotReader`` (objects loaded from files).
+``kubernetes_asyncio``. Two implementations exist: ``workload_map.kube.cache.InformerCache``
+(live informers) and ``workload_map.kube.snapshot.SnapshotReader`` (objects loaded from files).
 
 Objects are plain ``dict`` trees shaped like the Kubernetes JSON (``apiVersion``, ``kind``,
-``metadata``, ...), trimmed on ingest (see ``server.kube.trim``). Returned dicts are shared
+``metadata``, ...), trimmed on ingest (see ``workload_map.kube.trim``). Returned dicts are shared
 with the cache: callers must treat them as read-only. The cache never mutates a stored dict
 in place (an update replaces it), so a dict a caller holds stays a consistent snapshot.
 
@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from server.gvk import GVK
-from server.owners import MAX_OWNER_DEPTH
+from workload_map.gvk import GVK
+from workload_map.owners import MAX_OWNER_DEPTH
 
 KubeObject = dict[str, Any]
 """One Kubernetes object as decoded JSON (trimmed)."""

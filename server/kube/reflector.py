@@ -29,7 +29,7 @@ Semantics follow kubernetes/client-go ``tools/cache/reflector.go`` and nolar/kop
   new stream is relisted first, and "synced again" is logged after that relist.
 - **Freshness**: ``last_success`` (wall clock of the last list, accepted watch or event)
   and ``down_since`` (wall clock of the first failure since then; ``None`` while healthy)
-  let the cache flag data as stale (``server.kube.freshness``).
+  let the cache flag data as stale (``workload_map.kube.freshness``).
 - **Supervision**: the loop catches everything but cancellation; if the task still exits
   other than through ``stop()`` it is restarted (tomplus/kubernetes_asyncio issue 325).
 
@@ -49,10 +49,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from server.gvk import GVK
-from server.kube.backoff import Backoff
-from server.kube.errors import NETWORK, KubeApiError
-from server.kube.reader import InformerState
+from workload_map.gvk import GVK
+from workload_map.kube.backoff import Backoff
+from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.reader import InformerState
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ RELIST_GRACE = 10.0
 
 
 class ListWatch(Protocol):
-    """The API calls a reflector makes (``server.kube.api.ResourceClient`` in production)."""
+    """The API calls a reflector makes (``workload_map.kube.api.ResourceClient`` in production)."""
 
     async def list_page(self, *, limit: int, continue_token: str | None) -> dict[str, Any]:
         """One page: ``{"metadata": {"resourceVersion", "continue"?}, "items": [...]}``."""
@@ -78,7 +78,7 @@ class ListWatch(Protocol):
 
 
 class Sink(Protocol):
-    """Where a reflector puts objects (``server.kube.graph.GraphSink`` in production)."""
+    """Where a reflector puts objects (``workload_map.kube.graph.GraphSink`` in production)."""
 
     def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
         """The complete current set (of ``namespace`` when given), after a list.

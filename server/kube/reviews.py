@@ -16,7 +16,7 @@
   dict, so the headers are added below it, on the REST client.
 
 This module imports ``kubernetes_asyncio`` and ``aiohttp`` only when a request is made, so
-``server.auth`` can use its value types without loading the client (offline start-up).
+``workload_map.auth`` can use its value types without loading the client (offline start-up).
 
 Errors: :class:`ReviewUnavailable` (503) when a review cannot be made (network, timeout,
 the server's credentials refused, unreadable answer); upstream messages are logged, not
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from multidict import CIMultiDict
 
-from server.errors import ServerError
+from workload_map.errors import ServerError
 
 if TYPE_CHECKING:
-    from server.kube.client import KubeClient
+    from workload_map.kube.client import KubeClient
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ Used when no cluster is configured (``wmap serve`` with the bundled sample,
 - ``.json`` files, and other files whose first character is ``{`` or ``[`` (a JSON dump
   saved as ``.yaml``, standard input), unless they turn out not to be JSON before any
   object was read (then YAML): one or more JSON values, read incrementally with the standard library's
-  JSON scanner (``server.kube.jsonstream``): an object, an array of objects, or a list
+  JSON scanner (``workload_map.kube.jsonstream``): an object, an array of objects, or a list
   dump whose ``items`` array is streamed one object at a time, so a ``kubectl get -o json``
   dump of a large cluster never sits in memory decoded whole (keys and short strings are
   interned as they are decoded: see ``jsonstream.interning_decoder``);
@@ -18,7 +18,7 @@ Used when no cluster is configured (``wmap serve`` with the bundled sample,
 
 A directory is read recursively, files ending in ``.yaml``, ``.yml`` or ``.json``, in
 sorted path order. Objects are trimmed as they are read, like live ones (same ``Store``
-and ``server.kube.trim``): ``SnapshotReader.from_paths`` consumes ``iter_objects`` one
+and ``workload_map.kube.trim``): ``SnapshotReader.from_paths`` consumes ``iter_objects`` one
 object at a time, so only the trimmed copies stay. An object without ``metadata.uid`` gets
 a deterministic one (``snapshot-`` + a hash of GVK, namespace and name) so uid indexes and
 owner walks work on hand-written manifests.
@@ -40,12 +40,12 @@ from typing import Any
 
 import yaml
 
-from server.errors import InvalidRequest
-from server.gvk import GVK
-from server.kube.graph import ObjectGraph
-from server.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
-from server.kube.reader import InformerStatus, KubeObject
-from server.kube.store import object_key
+from workload_map.errors import InvalidRequest
+from workload_map.gvk import GVK
+from workload_map.kube.graph import ObjectGraph
+from workload_map.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
+from workload_map.kube.reader import InformerStatus, KubeObject
+from workload_map.kube.store import object_key
 
 SUFFIXES = (".yaml", ".yml", ".json")
 

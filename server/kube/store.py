@@ -5,10 +5,10 @@ namespace of cluster-scoped objects) and indexes them by uid, namespace and owne
 ownerReference, controller or not). Label selection (``list(labels=...)``, used by no
 server path today) scans the namespace's objects instead of keeping a per-label index (a
 set entry per label of every object). Objects are held as
-``server.kube.trim`` leaves them, compacted (``server.kube.compact``: interned strings,
+``workload_map.kube.trim`` leaves them, compacted (``workload_map.kube.compact``: interned strings,
 shared small maps). It is the single store implementation
 behind both the live informers and the static snapshot reader; the cross-type owner graph
-lives in ``server.kube.graph``.
+lives in ``workload_map.kube.graph``.
 
 Mutations return the changes they made as ``(type, object)`` pairs so callers can fan out
 events; an update whose resourceVersion equals the stored one is no change (this keeps
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
-from server.gvk import GVK
-from server.kube.reader import EventType, KubeObject, KubeObjects
-from server.kube.trim import trim
-from server.owners import controller_uid as controller_uid  # re-exported: graph, tests
+from workload_map.gvk import GVK
+from workload_map.kube.reader import EventType, KubeObject, KubeObjects
+from workload_map.kube.trim import trim
+from workload_map.owners import controller_uid as controller_uid  # re-exported: graph, tests
 
 Key = tuple[str, str]
 """``(namespace or "", name)``."""
@@ -126,7 +126,7 @@ class Store:
     # writes
 
     def trim(self, obj: Mapping[str, Any]) -> KubeObject:
-        """The copy of ``obj`` this store holds (``server.kube.trim``, compacted)."""
+        """The copy of ``obj`` this store holds (``workload_map.kube.trim``, compacted)."""
         return trim(self.gvk, obj, full=self._full)
 
     def upsert(self, obj: Mapping[str, Any], *, trimmed: bool = False) -> Changes:

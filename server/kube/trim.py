@@ -8,7 +8,7 @@ and resource aggregation read; CustomResourceDefinitions keep only names, scope,
 and conditions (their OpenAPI schemas are megabytes).
 
 Trimming never mutates its input and shares nothing with it: the result is rebuilt by
-``server.kube.compact`` (interned strings, small string-valued maps shared between cached
+``workload_map.kube.compact`` (interned strings, small string-valued maps shared between cached
 objects), so no part of a decoded list page outlives the page. ``apiVersion`` and ``kind`` are always set from the GVK, because list
 items of built-in types arrive without them.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from server.gvk import GVK
-from server.kube.compact import compact
+from workload_map.gvk import GVK
+from workload_map.kube.compact import compact
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

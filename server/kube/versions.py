@@ -23,8 +23,8 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from server.gvk import GVK
-from server.kube.errors import KubeApiError
+from workload_map.gvk import GVK
+from workload_map.kube.errors import KubeApiError
 
 _VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
 _STAGE = {"alpha": 1, "beta": 2, None: 3}

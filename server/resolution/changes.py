@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from server.errors import InvalidRequest
+from workload_map.errors import InvalidRequest
 
 MAP_FIELDS = ("labels", "annotations", "nodeSelector")
 STRING_FIELDS = ("priorityClassName", "schedulerName")

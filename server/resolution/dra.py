@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from server.gvk import GVK
-from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests, add_into
+from workload_map.gvk import GVK
+from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests, add_into
 
 RESOURCE_CLAIM = GVK("resource.k8s.io", "v1", "ResourceClaim")
 RESOURCE_CLAIM_TEMPLATE = GVK("resource.k8s.io", "v1", "ResourceClaimTemplate")
@@ -215,7 +215,7 @@ def claim_inputs(reader: Any, namespace: str | None) -> dict[str, list[Mapping[s
     """The ``claims=`` / ``claim_templates=`` keyword inputs of ``resolve()`` for a workload.
 
     Args:
-        reader: a ``server.kube.reader.Reader`` (``list(gvk, namespace)``).
+        reader: a ``workload_map.kube.reader.Reader`` (``list(gvk, namespace)``).
         namespace: the workload's namespace (pods name claims of their own namespace only).
 
     Returns:

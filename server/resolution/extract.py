@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from server.definitions.model import Component, SpecDefinition
-from server.errors import JqEvaluationError
-from server.jq import Document, compile_program, stringify
+from workload_map.definitions.model import Component, SpecDefinition
+from workload_map.errors import JqEvaluationError
+from workload_map.jq import Document, compile_program, stringify
 
 
 class ExtractionError(Exception):

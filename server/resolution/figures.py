@@ -1,8 +1,8 @@
 """The three GPU figures over pods, and the DRA inputs of one resolution.
 
 ``pod_figures`` sums requested-by-pods and allocated over pods that are not terminated
-(terminating ones included, ``server.resolution.pods``), adding each shared ResourceClaim
-once however many pods name it (``server.resolution.dra``). ``DraContext`` carries the claims
+(terminating ones included, ``workload_map.resolution.pods``), adding each shared ResourceClaim
+once however many pods name it (``workload_map.resolution.dra``). ``DraContext`` carries the claims
 and templates of one ``resolve()`` call and fills the DRA part of pod rows and pod templates.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.resolution.dra import ClaimSources, Demand, PodClaims, pod_claims, template_claims
-from server.resolution.resources import GpuPolicy, Requests, add_into
-from server.resolution.view import PodView, ResolutionError
+from workload_map.resolution.dra import ClaimSources, Demand, PodClaims, pod_claims, template_claims
+from workload_map.resolution.resources import GpuPolicy, Requests, add_into
+from workload_map.resolution.view import PodView, ResolutionError
 
 SPEC, PODS = "requestedBySpec", "requestedByPods"
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from server.definitions.model import Component, Definition
-from server.errors import JqError
-from server.jq import Document, compile_program
-from server.resolution.extract import Scale
-from server.resolution.pods import single_result
-from server.resolution.view import GangGroup, PodView
+from workload_map.definitions.model import Component, Definition
+from workload_map.errors import JqError
+from workload_map.jq import Document, compile_program
+from workload_map.resolution.extract import Scale
+from workload_map.resolution.pods import single_result
+from workload_map.resolution.view import GangGroup, PodView
 
 
 class SubtreeScale:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.errors import InvalidRequest
-from server.resolution.paths import Location, pointer
+from workload_map.errors import InvalidRequest
+from workload_map.resolution.paths import Location, pointer
 
 
 def set_at(obj: Any, location: Location, value: Any) -> None:

@@ -19,7 +19,7 @@ the children, e.g. ``nimservice=Deployment.apps``; the core group is ``Kind``).
 
 Placement: each live child is turned into stand-in pods, one per pod template it stamps out,
 with the labels the operator gives its pods, and each stand-in is attributed with the
-definition's own pod selectors (``server.resolution.pods.Attributor``). A stand-in counts
+definition's own pod selectors (``workload_map.resolution.pods.Attributor``). A stand-in counts
 only when it lands in a component that lists the child's kind.
 """
 
@@ -28,11 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from server.definitions.model import Definition
-from server.jq import Document
-from server.resolution.extract import MAX_REPLICAS
-from server.resolution.pods import Attributor
-from server.resolution.view import ResolutionError
+from workload_map.definitions.model import Definition
+from workload_map.jq import Document
+from workload_map.resolution.extract import MAX_REPLICAS
+from workload_map.resolution.pods import Attributor
+from workload_map.resolution.view import ResolutionError
 
 LIVE_SCALE_ANNOTATION = "workload-map.run.ai/live-scale"
 _FIELD = f'metadata.annotations["{LIVE_SCALE_ANNOTATION}"]'

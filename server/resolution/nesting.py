@@ -1,6 +1,6 @@
 """Nested workloads: a child object of a type with its own definition, folded into the parent.
 
-Opt-in through the ``workload-map.run.ai/nested`` extension (``server.definitions.extensions``;
+Opt-in through the ``workload-map.run.ai/nested`` extension (``workload_map.definitions.extensions``;
 docs/definition-format.md, "Extensions"). Rules:
 
 1. The nested children of a workload are its descendants (controller chain reaches the
@@ -28,17 +28,17 @@ import dataclasses
 import re
 from typing import Any, Callable, Mapping, Sequence
 
-from server.definitions.extensions import extensions_of
-from server.definitions.model import Component, Definition
-from server.errors import JqError
-from server.gvk import GVK
-from server.jq import Document, compile_program
-from server.owners import owner_chain, uid_of
-from server.resolution import extract
-from server.resolution.figures import SPEC
-from server.resolution.pods import Attributor, pod_view, reaches_root, workload_pods
-from server.resolution.resources import add_into
-from server.resolution.view import ComponentView, ResolutionError, WorkloadView
+from workload_map.definitions.extensions import extensions_of
+from workload_map.definitions.model import Component, Definition
+from workload_map.errors import JqError
+from workload_map.gvk import GVK
+from workload_map.jq import Document, compile_program
+from workload_map.owners import owner_chain, uid_of
+from workload_map.resolution import extract
+from workload_map.resolution.figures import SPEC
+from workload_map.resolution.pods import Attributor, pod_view, reaches_root, workload_pods
+from workload_map.resolution.resources import add_into
+from workload_map.resolution.view import ComponentView, ResolutionError, WorkloadView
 
 #: Nested definitions keyed by the child object's GVK.
 Nested = Mapping[GVK, Definition]

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from server.errors import DefinitionError
+from workload_map.errors import DefinitionError
 
 Location = tuple[str | int, ...]
 Step = tuple[Any, ...]

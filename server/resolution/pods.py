@@ -4,7 +4,7 @@ Attribution (docs/definition-format.md section 8, the upstream CLI model, plus a
 unattributed bucket):
 
 1. A pod belongs to the workload when its **controller** ownerReference chain reaches the
-   root object within 6 hops (``server.owners.owner_chain``): through any object given,
+   root object within 6 hops (``workload_map.owners.owner_chain``): through any object given,
    a component or not, pods included (Spark executors owned by the driver pod); never
    across namespaces (a pod in namespace b whose reference carries the uid of a JobSet in
    namespace a is not that JobSet's); an ownerReference cycle is cut at its representative.
@@ -33,19 +33,19 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from server.definitions.model import Component, Definition, TypeSelector
-from server.errors import JqError
-from server.jq import Document, compile_program, stringify
-from server.owners import MAX_OWNER_DEPTH, owner_chain
-from server.resolution.resources import RequestResult, add_into, effective_pod_requests
-from server.resolution.sharing import shared_gpu_requests
-from server.resolution.view import PodView, ResolutionError
+from workload_map.definitions.model import Component, Definition, TypeSelector
+from workload_map.errors import JqError
+from workload_map.jq import Document, compile_program, stringify
+from workload_map.owners import MAX_OWNER_DEPTH, owner_chain
+from workload_map.resolution.resources import RequestResult, add_into, effective_pod_requests
+from workload_map.resolution.sharing import shared_gpu_requests
+from workload_map.resolution.view import PodView, ResolutionError
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 def reaches_root(obj: Mapping[str, Any], root_uid: str, by_uid: Mapping[str, Mapping[str, Any]]) -> bool:
-    """True when ``obj``'s controller chain (``server.owners.owner_chain``) reaches ``root_uid``.
+    """True when ``obj``'s controller chain (``workload_map.owners.owner_chain``) reaches ``root_uid``.
 
     Put the root itself in ``by_uid`` so the namespace rule applies to its dependents; a
     chain that ends at an unknown uid equal to ``root_uid`` is accepted unchecked.
@@ -177,7 +177,7 @@ class Attributor:
     def place(self, doc: Document) -> tuple[str, str] | None:
         """``(component, instance)`` a pod manifest would be attributed to, or None.
 
-        Used for stand-in pods of live children (``server.resolution.livescale``).
+        Used for stand-in pods of live children (``workload_map.resolution.livescale``).
         """
         row = PodView(name="", namespace="", uid="", phase="Pending", ready=False, node=None, reason=None,
                       requests={}, terminated=False)

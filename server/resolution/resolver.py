@@ -7,14 +7,14 @@ of the view is still produced.
 Counting rules (documented in the README, "JSON view reference"):
 
 * desired pods of an instance: ``replicas``, else ``minReplicas``, else 1, unless live children
-  scaled on their own say otherwise (``server.resolution.livescale``); of a component:
+  scaled on their own say otherwise (``workload_map.resolution.livescale``); of a component:
   the sum over its instances; of the workload: the sum over pod-bearing components
   (child replicas paths give totals; children are not multiplied by parent instances);
 * current / ready: attributed pods that are neither terminated (phase Succeeded or Failed)
   nor terminating (``deletionTimestamp`` set) / of those, the ones with ``Ready=True``;
   terminated and terminating pods are still listed;
 * spec requests: effective pod request of each instance's pod spec (plus the shared-GPU
-  annotations of its template, ``server.resolution.sharing``) x its desired pods;
+  annotations of its template, ``workload_map.resolution.sharing``) x its desired pods;
 * GPU figures: requested by spec (above), requested by existing non-terminated pods
   (terminating ones included: their devices are not free yet), and allocated
   (non-terminated pods bound to a node); workload pod figures include
@@ -27,27 +27,27 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from server.definitions.model import Component, Definition
-from server.definitions.phases import Phase, primary_phase
-from server.errors import JqError
-from server.jq import Document
-from server.gvk import GVK
-from server.owners import controller_uid, cycle_message, owner_chain, uid_of
-from server.resolution import extract, nesting
-from server.resolution.dra import ClaimSources
-from server.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
-from server.resolution.gangs import SubtreeScale, gang_groups
-from server.resolution.livescale import live_desired
-from server.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
-from server.resolution.resources import (
+from workload_map.definitions.model import Component, Definition
+from workload_map.definitions.phases import Phase, primary_phase
+from workload_map.errors import JqError
+from workload_map.jq import Document
+from workload_map.gvk import GVK
+from workload_map.owners import controller_uid, cycle_message, owner_chain, uid_of
+from workload_map.resolution import extract, nesting
+from workload_map.resolution.dra import ClaimSources
+from workload_map.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
+from workload_map.resolution.gangs import SubtreeScale, gang_groups
+from workload_map.resolution.livescale import live_desired
+from workload_map.resolution.pods import Attributor, pod_template_requests, pod_view, workload_pods
+from workload_map.resolution.resources import (
     DEFAULT_GPU_POLICY,
     GpuPolicy,
     Requests,
     add_into,
     scale,
 )
-from server.resolution.status import StatusResult, evaluate_status
-from server.resolution.view import (
+from workload_map.resolution.status import StatusResult, evaluate_status
+from workload_map.resolution.view import (
     ComponentView,
     GpuFigures,
     InstanceView,
@@ -172,7 +172,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         origin: where the definition came from (``catalog``, ``cluster``, ``file``, ...).
         policy: which resource names are GPUs.
         claims: ResourceClaims (``resource.k8s.io/v1``) of the workload's namespace that
-            its pods may name (``server.resolution.dra.claim_inputs`` gathers them).
+            its pods may name (``workload_map.resolution.dra.claim_inputs`` gathers them).
         claim_templates: ResourceClaimTemplates of that namespace.
         nested: definitions of the nested children's GVKs (``nesting.nested_definitions``);
             used only when ``definition`` opts in (``workload-map.run.ai/nested``).

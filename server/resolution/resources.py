@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
-from server.resolution.quantity import QuantityError, parse_quantity
+from workload_map.resolution.quantity import QuantityError, parse_quantity
 
 Requests = dict[str, Decimal]
 
@@ -47,7 +47,7 @@ class GpuPolicy:
             ``renameByDefault`` advertises ``nvidia.com/gpu.shared``; operators may rename
             them, ``WMAP_SHARED_GPU_RESOURCES``): kept under their own name, never added to
             the whole-GPU total (a replica is a time share of a device, not a device).
-        memory: GPU memory asked for by annotation (bytes, ``server.resolution.sharing``):
+        memory: GPU memory asked for by annotation (bytes, ``workload_map.resolution.sharing``):
             listed with the GPUs, never a device count.
         dra_classes: DeviceClass names whose DRA devices are whole GPUs
             (``WMAP_DRA_GPU_CLASSES``), counted under ``dra/<class>`` in the whole-GPU total.

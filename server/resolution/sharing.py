@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from server.resolution.resources import Requests
+from workload_map.resolution.resources import Requests
 
 GPU_FRACTION = "gpu-fraction"
 GPU_FRACTION_NUM_DEVICES = "gpu-fraction-num-devices"

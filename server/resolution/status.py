@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.definitions.model import StatusDefinition, StatusMatcher
-from server.definitions.phases import ENTRIES_ORDER, Phase
-from server.jq import Document, compile_program
+from workload_map.definitions.model import StatusDefinition, StatusMatcher
+from workload_map.definitions.phases import ENTRIES_ORDER, Phase
+from workload_map.jq import Document, compile_program
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """The resolved view of one workload: workload -> components -> instances -> pods.
 
-Plain dataclasses built by :func:`server.resolution.resolver.resolve` and rendered by
+Plain dataclasses built by :func:`workload_map.resolution.resolver.resolve` and rendered by
 ``to_dict`` into the JSON view that ``wmap describe -o json``, REST and the snapshot tests
 share. The JSON is a superset of upstream ``kli describe`` (docs/definition-format.md section 11).
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from server.definitions.phases import Phase
-from server.resolution.quantity import format_quantity
-from server.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
+from workload_map.definitions.phases import Phase
+from workload_map.resolution.quantity import format_quantity
+from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
 
 
 def resources_dict(requests: Requests, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:

@@ -24,13 +24,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.definitions.model import Component, Definition, SuspendAction
-from server.errors import DefinitionError, InvalidRequest
-from server.jq import Document
-from server.resolution.changes import ContainerChange, PodChange
-from server.resolution.extract import instance_ids
-from server.resolution.jsonpatch import diff, set_at, with_precondition
-from server.resolution.paths import Location, NotWritable, parse_write_path, pointer, value_at
+from workload_map.definitions.model import Component, Definition, SuspendAction
+from workload_map.errors import DefinitionError, InvalidRequest
+from workload_map.jq import Document
+from workload_map.resolution.changes import ContainerChange, PodChange
+from workload_map.resolution.extract import instance_ids
+from workload_map.resolution.jsonpatch import diff, set_at, with_precondition
+from workload_map.resolution.paths import Location, NotWritable, parse_write_path, pointer, value_at
 
 FRAGMENT_OF = {"labels": "labelsPath", "annotations": "annotationsPath", "schedulerName": "schedulerNamePath",
                "priorityClassName": "priorityClassNamePath"}

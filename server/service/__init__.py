@@ -4,7 +4,7 @@ Reads (``workloads``, ``workload``, ``gpu_summary``) only read the :class:`ViewS
 never run jq. Two ways the store is filled:
 
 * **started** (the server: ``await service.start()`` in the app lifespan): a
-  :class:`~server.service.materializer.Materializer` resolves every workload once after the
+  :class:`~workload_map.service.materializer.Materializer` resolves every workload once after the
   reader has synced, then re-resolves the workloads each change touches, in worker
   processes with a hard time budget, and publishes :class:`ViewChange` events on
   :attr:`feed`. Views may lag a change by the resolver's latency; ``await settled()``
@@ -25,21 +25,21 @@ import atexit
 import logging
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from server.definitions.model import Definition
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import WorkloadNotFound
-from server.gvk import GVK
-from server.kube.reader import Reader
-from server import owners
-from server.resolution.dra import claim_inputs
-from server.resolution.nesting import nested_definitions
-from server.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
-from server.resolution.resolver import failed_view
-from server.service.feed import ChangeFeed, Subscriber, ViewChange
-from server.service.pool import BlockingResolver, definition_key, usable_cores
-from server.service.pods import PodPlacement, pod_placement
-from server.service.views import GROUP_BY, GpuBucket, ViewStore
-from server.service.worker import Job
+from workload_map.definitions.model import Definition
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.errors import WorkloadNotFound
+from workload_map.gvk import GVK
+from workload_map.kube.reader import Reader
+from workload_map import owners
+from workload_map.resolution.dra import claim_inputs
+from workload_map.resolution.nesting import nested_definitions
+from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
+from workload_map.resolution.resolver import failed_view
+from workload_map.service.feed import ChangeFeed, Subscriber, ViewChange
+from workload_map.service.pool import BlockingResolver, definition_key, usable_cores
+from workload_map.service.pods import PodPlacement, pod_placement
+from workload_map.service.views import GROUP_BY, GpuBucket, ViewStore
+from workload_map.service.worker import Job
 
 __all__ = ["GROUP_BY", "ChangeFeed", "GpuBucket", "Subscriber", "ViewChange", "WorkloadService"]
 
@@ -59,7 +59,7 @@ def _blocking(timeout_s: float) -> BlockingResolver:
 
 
 class WorkloadService:
-    """Materialized views of the workloads of a :class:`~server.kube.reader.Reader`.
+    """Materialized views of the workloads of a :class:`~workload_map.kube.reader.Reader`.
 
     Args:
         registry: definitions in force.
@@ -72,7 +72,7 @@ class WorkloadService:
             the kubeconfig context name against a cluster, "" offline); may be set later,
             before the first view is stored.
         feed: publish changes on this feed (several clusters' services share one, see
-            :mod:`server.service.fleet`); default a new one.
+            :mod:`workload_map.service.fleet`); default a new one.
     """
 
     def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy = DEFAULT_GPU_POLICY,
@@ -97,7 +97,7 @@ class WorkloadService:
 
     async def start(self) -> None:
         """Start background materialization (worker processes + resolver task)."""
-        from server.service.materializer import Materializer
+        from workload_map.service.materializer import Materializer
 
         if self.materializer is None:
             self.materializer = Materializer(self, workers=self.workers, timeout_s=self.timeout_s,
@@ -125,7 +125,7 @@ class WorkloadService:
     # the inputs of one resolution: the only place they are gathered
 
     def inputs(self, obj: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
-        """Keyword arguments of ``server.resolution.resolve`` (besides the definition) for ``obj``."""
+        """Keyword arguments of ``workload_map.resolution.resolve`` (besides the definition) for ``obj``."""
         uid = str(obj.get("metadata", {}).get("uid", ""))
         related = self.reader.descendants(uid) if uid else []
         pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
@@ -161,7 +161,7 @@ class WorkloadService:
         """True when no controller ancestor of ``obj`` is a covered kind.
 
         ``covered`` defaults to the definitions in force (cached per registry generation).
-        The walk is the one owner-chain walk (``server.owners.owner_chain``): same-namespace
+        The walk is the one owner-chain walk (``workload_map.owners.owner_chain``): same-namespace
         owners only, depth ``MAX_OWNER_DEPTH``, an ownerReference cycle listed once.
         """
         kinds = self.covered_group_kinds() if covered is None else {g.group_kind for g in covered}
@@ -330,7 +330,7 @@ class WorkloadService:
             if hit is None or hit[0] != self.store.generation:
                 hit = self._summaries[group_by] = self.store.summary(group_by)
             return hit[1]
-        from server.service.views import Aggregates
+        from workload_map.service.views import Aggregates
 
         subset = Aggregates()
         for view in views:

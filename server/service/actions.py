@@ -1,14 +1,14 @@
 """Act on a workload through its definition: change its pod templates, suspend, resume.
 
-Every front door (REST ``server.api.actions``, GraphQL ``schema.mutation``) calls
+Every front door (REST ``workload_map.api.actions``, GraphQL ``workload_map_schema.mutation``) calls
 :func:`update_pod_templates` or :func:`set_suspended`. Steps: find the workload among
 the caller's visible ones (404 otherwise), enter the caller's permission scope (``patch``
-on the root resource, checked and impersonated by ``server.auth.writes.patching_as``),
+on the root resource, checked and impersonated by ``workload_map.auth.writes.patching_as``),
 read the object as stored, plan the change off the event loop
-(``server.resolution.writes``: pure), then (unless a dry run) send one JSON Patch whose
+(``workload_map.resolution.writes``: pure), then (unless a dry run) send one JSON Patch whose
 first op pins the resourceVersion, so a concurrent change gives 409 and nothing is written.
 
-Writers: :class:`~server.kube.patches.ClusterWriter` against a cluster, and
+Writers: :class:`~workload_map.kube.patches.ClusterWriter` against a cluster, and
 :class:`SnapshotWriter` for snapshots (the bundled sample): the change is applied to the
 in-memory object (``SnapshotReader.add``) and the answer says ``"appliedTo": "snapshot"``.
 
@@ -26,12 +26,12 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, AsyncContextManager, Protocol
 
-from server.errors import Conflict, InvalidRequest
-from server.gvk import GVK
-from server.kube.snapshot import SnapshotReader
-from server.resolution.changes import parse_change
-from server.resolution.writes import Plan, plan_pod_change, plan_suspend
-from server.service import WorkloadService
+from workload_map.errors import Conflict, InvalidRequest
+from workload_map.gvk import GVK
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.resolution.changes import parse_change
+from workload_map.resolution.writes import Plan, plan_pod_change, plan_suspend
+from workload_map.service import WorkloadService
 
 Scope = Callable[[str, str], AsyncContextManager[None]]
 """``scope(group, resource)``: the caller's permission block around the read and the write."""
@@ -57,7 +57,7 @@ class ObjectWriter(Protocol):
 
 
 class SnapshotWriter:
-    """Applies writes to a :class:`~server.kube.snapshot.SnapshotReader`'s objects.
+    """Applies writes to a :class:`~workload_map.kube.snapshot.SnapshotReader`'s objects.
 
     The resourceVersion precondition is checked here as the API server would (409), and
     every write increments a numeric resourceVersion (``"1"`` when there was none).
@@ -97,7 +97,7 @@ class SnapshotWriter:
 async def update_pod_templates(service: WorkloadService, writer: ObjectWriter, identity: tuple[str, str, str, str],
                                body: Mapping[str, Any], *, dry_run: bool, scope: Scope | None = None,
                                allow: Any = None) -> dict[str, Any]:
-    """Apply a pod change (``server.resolution.changes`` body) to the selected templates.
+    """Apply a pod change (``workload_map.resolution.changes`` body) to the selected templates.
 
     Args:
         service: the workload service (finds the workload and its definition).
@@ -106,7 +106,7 @@ async def update_pod_templates(service: WorkloadService, writer: ObjectWriter, i
         body: the change document.
         dry_run: compute and return the patch, write nothing.
         scope: the caller's permission block (None: no check).
-        allow: the caller's visibility filter (``server.auth.scope``).
+        allow: the caller's visibility filter (``workload_map.auth.scope``).
 
     Raises:
         InvalidRequest, NotWritable, WorkloadNotFound, Conflict, Forbidden: see the module docstring.

@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
 
-from server.definitions.phases import Phase
-from server.resolution import WorkloadView
-from server.resolution.view import GpuFigures
+from workload_map.definitions.phases import Phase
+from workload_map.resolution import WorkloadView
+from workload_map.resolution.view import GpuFigures
 
 ChangeType = Literal["added", "modified", "removed"]
 DEFAULT_QUEUE_SIZE = 1_000

@@ -1,7 +1,7 @@
 """Several clusters served as one: a :class:`Fleet` of one :class:`WorkloadService` per cluster.
 
 ``wmap serve --context a --context b`` keeps one informer cache, one materializer and one
-view store per cluster (``server.app`` builds them); the fleet answers the front doors'
+view store per cluster (``workload_map.app`` builds them); the fleet answers the front doors'
 reads over all of them with the read interface of a single ``WorkloadService`` plus a
 ``cluster`` filter, so GraphQL, REST and the metrics do not care how many clusters there are.
 
@@ -21,16 +21,16 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from server.errors import InvalidRequest, WorkloadNotFound
-from server.gvk import GVK
-from server.kube.freshness import FRESH, Freshness, freshness
-from server.kube.reader import InformerStatus
-from server.resolution import WorkloadView
-from server.service import WorkloadService
-from server.service.feed import ChangeFeed
-from server.service.pods import PodPlacement
-from server.service.registration import Registrar
-from server.service.views import GpuBucket
+from workload_map.errors import InvalidRequest, WorkloadNotFound
+from workload_map.gvk import GVK
+from workload_map.kube.freshness import FRESH, Freshness, freshness
+from workload_map.kube.reader import InformerStatus
+from workload_map.resolution import WorkloadView
+from workload_map.service import WorkloadService
+from workload_map.service.feed import ChangeFeed
+from workload_map.service.pods import PodPlacement
+from workload_map.service.registration import Registrar
+from workload_map.service.views import GpuBucket
 
 
 def _add(into: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:
@@ -113,7 +113,7 @@ class Fleet:
         self.primary = next(iter(self.members.values()))
         self.feed = feed
         self.writers: dict[str, Any] = {}
-        """Cluster name -> the workload writer of that cluster (set by ``server.app``)."""
+        """Cluster name -> the workload writer of that cluster (set by ``workload_map.app``)."""
         self._lists: dict[tuple[Any, ...], list[WorkloadView]] = {}
 
     # what the front doors read besides the views
@@ -154,7 +154,7 @@ class Fleet:
             service.on_resolved = hook
 
     def freshness_by_cluster(self) -> dict[str, Freshness]:
-        """Cluster name -> how current its cache is (``server.kube.freshness``)."""
+        """Cluster name -> how current its cache is (``workload_map.kube.freshness``)."""
         out: dict[str, Freshness] = {}
         for name, service in self.members.items():
             states = getattr(service.reader, "states", None)

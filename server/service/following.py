@@ -5,10 +5,10 @@ replica) seen through a reader.
 
 :class:`DefinitionIntake` holds what the registration path shares with them: the registry
 in force, the store (whose ``origin`` tags entries), the trial evaluation (a child
-process, ``server.jq.trial``) and the list of skipped definitions. A valid arrival is
+process, ``workload_map.jq.trial``) and the list of skipped definitions. A valid arrival is
 registered (origin ``cluster`` for a Karta, the store's origin for stored files); an
 invalid one is skipped and reported (never raised); a deleted Karta is removed.
-``server.service.registration.Registrar`` adds the write path on top.
+``workload_map.service.registration.Registrar`` adds the write path on top.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from server.definitions.load import check_definition, check_termination
-from server.definitions.model import Definition
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.definitions.validate import jq_fields
-from server.errors import Problem
-from server.gvk import GVK, KARTA_GVK, POD_GVK
-from server.jq.trial import TRIAL_TIMEOUT_S
-from server.kube.reader import ChangeEvent, Reader
-from server.resolution.dra import DRA_KINDS
-from server.service.stores import DefinitionStore
+from workload_map.definitions.load import check_definition, check_termination
+from workload_map.definitions.model import Definition
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.definitions.validate import jq_fields
+from workload_map.errors import Problem
+from workload_map.gvk import GVK, KARTA_GVK, POD_GVK
+from workload_map.jq.trial import TRIAL_TIMEOUT_S
+from workload_map.kube.reader import ChangeEvent, Reader
+from workload_map.resolution.dra import DRA_KINDS
+from workload_map.service.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
 

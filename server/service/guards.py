@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from server.errors import InvalidDefinition, InvalidRequest, Problem
+from workload_map.errors import InvalidDefinition, InvalidRequest, Problem
 
 log = logging.getLogger(__name__)
 

@@ -1,14 +1,14 @@
 """Definition lookups every front door answers the same way.
 
 GraphQL (``definitions``, ``definition``), REST (``/api/v1/definitions``) and the CLI ask
-the :class:`~server.definitions.registry.DefinitionRegistry` through these functions, so
+the :class:`~workload_map.definitions.registry.DefinitionRegistry` through these functions, so
 "in force", "shadowed" and name matching mean one thing everywhere.
 """
 
 from __future__ import annotations
 
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import DefinitionNotFound
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.errors import DefinitionNotFound
 
 
 def definitions_in_force(registry: DefinitionRegistry, *, include_shadowed: bool = False,

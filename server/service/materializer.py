@@ -20,9 +20,9 @@ synced); a claim event marks the covered objects on each such pod's owner chain.
 generated from templates are owned by their pod and need nothing extra.
 
 Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
-(``server.kube.memory``): the free memory of the initial lists and resolutions goes back.
+(``workload_map.kube.memory``): the free memory of the initial lists and resolutions goes back.
 Views are compacted as they arrive, in the pool's dispatcher thread
-(``server.service.viewcompact``).
+(``workload_map.service.viewcompact``).
 
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
@@ -40,22 +40,22 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.definitions.extensions import extensions_of
-from server.definitions.registry import Entry
-from server.gvk import GVK, POD_GVK
-from server.kube.memory import release_free_memory
-from server.kube.reader import ChangeEvent
-from server.owners import owner_chain
-from server.resolution.dra import RESOURCE_CLAIM
-from server.resolution.resolver import failed_view
-from server.service.claims import ClaimDependents
-from server.service.pool import Outcome, ResolverPool, definition_key
-from server.service.scheduler import DirtySet
-from server.service.viewcompact import compact_view
-from server.service.worker import Job
+from workload_map.definitions.extensions import extensions_of
+from workload_map.definitions.registry import Entry
+from workload_map.gvk import GVK, POD_GVK
+from workload_map.kube.memory import release_free_memory
+from workload_map.kube.reader import ChangeEvent
+from workload_map.owners import owner_chain
+from workload_map.resolution.dra import RESOURCE_CLAIM
+from workload_map.resolution.resolver import failed_view
+from workload_map.service.claims import ClaimDependents
+from workload_map.service.pool import Outcome, ResolverPool, definition_key
+from workload_map.service.scheduler import DirtySet
+from workload_map.service.viewcompact import compact_view
+from workload_map.service.worker import Job
 
 if TYPE_CHECKING:
-    from server.service import WorkloadService
+    from workload_map.service import WorkloadService
 
 log = logging.getLogger(__name__)
 

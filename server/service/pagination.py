@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from server.errors import InvalidRequest
-from server.resolution import WorkloadView
+from workload_map.errors import InvalidRequest
+from workload_map.resolution import WorkloadView
 
 MAX_PAGE_SIZE = 500
 DEFAULT_PAGE_SIZE = 100

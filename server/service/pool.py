@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Literal
 
-from server.definitions.model import Definition
-from server.service import worker as worker_module
-from server.service.worker import Job
+from workload_map.definitions.model import Definition
+from workload_map.service import worker as worker_module
+from workload_map.service.worker import Job
 
 log = logging.getLogger(__name__)
 

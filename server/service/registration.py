@@ -2,14 +2,14 @@
 
 :class:`Registrar` parses and validates a document (every problem at once), checks the
 one-definition-per-GVK rule, runs a trial evaluation in a child process
-(``server.jq.trial``), persists it in its store, then puts it into the
-:class:`~server.definitions.registry.DefinitionRegistry` and asks for its kinds to be
+(``workload_map.jq.trial``), persists it in its store, then puts it into the
+:class:`~workload_map.definitions.registry.DefinitionRegistry` and asks for its kinds to be
 watched. Any failure before the registry update leaves the previous definition in force.
 Definitions that arrive without this path (stored files, Karta objects) are handled by
-its base, :class:`~server.service.following.DefinitionIntake`.
+its base, :class:`~workload_map.service.following.DefinitionIntake`.
 
 :func:`register_document` is the front doors' entry point: the guards of
-``server.service.guards`` around :meth:`Registrar.register`.
+``workload_map.service.guards`` around :meth:`Registrar.register`.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from server.definitions.load import load_definition
-from server.definitions.model import Definition
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, Problem
-from server.gvk import GVK
-from server.jq.trial import TRIAL_TIMEOUT_S
-from server.service.following import REGISTERED_AT, DefinitionIntake
-from server.service.guards import check_expansion, unreadable_as_invalid
-from server.service.stores import DefinitionStore
+from workload_map.definitions.load import load_definition
+from workload_map.definitions.model import Definition
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition, Problem
+from workload_map.gvk import GVK
+from workload_map.jq.trial import TRIAL_TIMEOUT_S
+from workload_map.service.following import REGISTERED_AT, DefinitionIntake
+from workload_map.service.guards import check_expansion, unreadable_as_invalid
+from workload_map.service.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.definitions.catalog import CatalogEntry
-from server.definitions.registry import Entry
-from server.resolution import WorkloadView
+from workload_map.definitions.catalog import CatalogEntry
+from workload_map.definitions.registry import Entry
+from workload_map.resolution import WorkloadView
 
 
 def summary(view: WorkloadView) -> dict[str, Any]:

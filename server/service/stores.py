@@ -7,11 +7,11 @@ Two stores implement the protocol:
 * :class:`DirectoryStore` (origin ``state``), used offline (snapshot source): one YAML
   file per definition under ``settings.state_dir``, written atomically (temporary file,
   ``fsync``, ``rename``, ``fsync`` of the directory), reloaded at start;
-* ``server.kube.kartas.KartaStore`` (origin ``cluster``), used against a cluster: one
+* ``workload_map.kube.kartas.KartaStore`` (origin ``cluster``), used against a cluster: one
   ``kartas.run.ai`` custom resource per definition.
 
-Both return :class:`~server.definitions.stored.StoredDefinition` and raise
-:class:`~server.definitions.stored.StoreError`.
+Both return :class:`~workload_map.definitions.stored.StoredDefinition` and raise
+:class:`~workload_map.definitions.stored.StoreError`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 import yaml
 
-from server.definitions.load import load_documents
-from server.definitions.stored import StoredDefinition, StoreError
-from server.errors import ServerError
+from workload_map.definitions.load import load_documents
+from workload_map.definitions.stored import StoredDefinition, StoreError
+from workload_map.errors import ServerError
 
 log = logging.getLogger(__name__)
 

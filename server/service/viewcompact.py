@@ -22,7 +22,7 @@ import sys
 from decimal import Decimal
 from typing import Any
 
-from server.kube.compact import INTERN_MAX
+from workload_map.kube.compact import INTERN_MAX
 
 TABLE_CAPACITY = 65_536
 """Distinct shared immutable values remembered before the table is emptied."""

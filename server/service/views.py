@@ -15,7 +15,7 @@ Ordering: list order is (namespace, kind, name, uid), kept in a sorted key list 
 an index of (group, kind lower-cased, namespace, name); the scheduler view's pod lookups go
 through an index of pod uid and of (namespace, pod name) -> workload uid, kept with the views.
 
-Readers in other threads (GraphQL queries run off the event loop, ``server.api.offload``) see
+Readers in other threads (GraphQL queries run off the event loop, ``workload_map.api.offload``) see
 one consistent state: every change happens under a lock, and :meth:`ViewStore.snapshot`
 returns an immutable tuple of the records in list order, built at most once per
 generation (under the lock) and shared by every reader of that generation: O(1) per
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterator, Mapping
 
-from server.definitions.registry import Entry
-from server.gvk import GVK
-from server.resolution import WorkloadView
+from workload_map.definitions.registry import Entry
+from workload_map.gvk import GVK
+from workload_map.resolution import WorkloadView
 
 GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE", "CLUSTER")
 UNSCHEDULED = "<unscheduled>"

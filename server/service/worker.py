@@ -1,6 +1,6 @@
 """The resolver worker process: receives batches of jobs, resolves each, replies per job.
 
-Runs in a child process started by ``server.service.pool`` (``forkserver`` preloads this
+Runs in a child process started by ``workload_map.service.pool`` (``forkserver`` preloads this
 module, so a replacement worker starts in milliseconds with jq and the resolver already
 imported). The only importer of the resolver on the serving path: the server process
 never runs jq for a request.
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from server.definitions.model import Definition
-from server.jq import set_evaluation_tracer
-from server.resolution import resolve
+from workload_map.definitions.model import Definition
+from workload_map.jq import set_evaluation_tracer
+from workload_map.resolution import resolve
 
 PR_SET_PDEATHSIG = 1
 EXPRESSION_SLOT_BYTES = 512
@@ -43,7 +43,7 @@ class Job:
     """One resolution job sent to a worker process.
 
     Holds the workload uid, its definition's content key, and the inputs of
-    ``server.resolution.resolve`` besides the definition (``root``, ``objects``, ``pods``,
+    ``workload_map.resolution.resolve`` besides the definition (``root``, ``objects``, ``pods``,
     ``origin``, ``policy``, ...; built in one place, ``WorkloadService.inputs``).
     """
 

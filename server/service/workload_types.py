@@ -18,13 +18,13 @@ import re
 import uuid
 from typing import Any
 
-from server.definitions.load import check_definition
-from server.definitions.parse import KARTA_API_VERSION
-from server.definitions.registry import DefinitionRegistry, Entry
-from server.errors import DefinitionNotFound, InvalidDefinition, InvalidRequest, Problem
-from server.gvk import GVK
-from server.service.guards import unreadable_as_invalid
-from server.service.registration import Registrar, not_deletable
+from workload_map.definitions.load import check_definition
+from workload_map.definitions.parse import KARTA_API_VERSION
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.errors import DefinitionNotFound, InvalidDefinition, InvalidRequest, Problem
+from workload_map.gvk import GVK
+from workload_map.service.guards import unreadable_as_invalid
+from workload_map.service.registration import Registrar, not_deletable
 
 TYPE_ANNOTATION = "workload-map.run.ai/workload-type"
 _KIND = re.compile(r"^[A-Z][a-z0-9]*([A-Z][a-z0-9]*)*$")

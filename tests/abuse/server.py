@@ -55,7 +55,7 @@ def serve(tmp: Path, *flags: str) -> Iterator[Served]:
     state, log = tmp / "state", tmp / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WMAP_")}
     env["KUBECONFIG"] = str(tmp / "no-kubeconfig")
-    command = [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+    command = [sys.executable, "-m", "workload_map", "serve", "--host", "127.0.0.1", "--port", str(port),
                "--snapshot", str(SAMPLE), "--state-dir", str(state), *flags]
     with open(log, "wb") as out:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -15,9 +15,9 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from server.app import create_app
-from server.config import Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
 
 FIXTURES = Path(__file__).parent / "fixtures"
 JOBSET = FIXTURES / "jobset.yaml"

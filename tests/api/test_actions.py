@@ -7,8 +7,8 @@ import json
 import httpx
 from starlette.applications import Starlette
 
-from server.gvk import GVK
-from server.kube.snapshot import SnapshotReader
+from workload_map.gvk import GVK
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import gql
 
 TRAIN = "/api/v1/namespaces/ml/workloads/jobset.x-k8s.io/JobSet/train"

@@ -7,7 +7,7 @@ import asyncio
 
 from starlette.types import Message, Receive, Scope, Send
 
-from server.api.load import AdmissionMiddleware
+from workload_map.api.load import AdmissionMiddleware
 
 
 async def _receive() -> Message:

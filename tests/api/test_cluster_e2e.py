@@ -20,8 +20,8 @@ import httpx
 import pytest
 import yaml
 
-from server.app import create_app
-from server.config import KubeSettings, Settings
+from workload_map.app import create_app
+from workload_map.config import KubeSettings, Settings
 from tests.api.live import serving
 from tests.api.test_mutations import broken, jobset_definition
 

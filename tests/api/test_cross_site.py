@@ -9,9 +9,9 @@ import httpx
 import pytest
 import yaml
 
-from server.app import create_app
-from server.config import Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.test_mutations import jobset_definition
 
 PORTAL = "https://portal.example.com"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
-from server.app import create_app
-from server.config import Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
 
 DEMO = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "demo"},
         "spec": {"structureDefinition": {"rootComponent": {

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schema.schema import sdl
-from server.app import create_app
-from server.config import Settings
-from server.kube.snapshot import SnapshotReader
-from server.resolution.view import Replicas as ReplicasView
+from workload_map_schema.schema import sdl
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.resolution.view import Replicas as ReplicasView
 from tests.api.conftest import gql
 from tests.api.objects import jobset
 
@@ -119,7 +119,7 @@ async def test_counts_beyond_int32_are_clamped_not_nulled(settings: Settings) ->
 
 
 def test_int32_clamp() -> None:
-    from schema.types import Replicas, int32
+    from workload_map_schema.types import Replicas, int32
 
     assert [int32(v) for v in (0, 5, 2**31 - 1, 2**31, 10**12, -(2**31) - 1)] == [0, 5, 2**31 - 1, 2**31 - 1,
                                                                                   2**31 - 1, -(2**31)]

@@ -10,14 +10,14 @@ import httpx
 import pytest
 from graphql import parse
 
-from schema.cost import DEFAULT_MAX_COST, CostLimits, operation_cost
-from schema.schema import schema
-from server.app import create_app
-from server.cli.live import serve_settings
-from server.cli.main import parser
-from server.config import DEFAULT_GRAPHQL_MAX_COST, HttpSettings, Settings
-from server.errors import InvalidRequest
-from server.kube.snapshot import SnapshotReader
+from workload_map_schema.cost import DEFAULT_MAX_COST, CostLimits, operation_cost
+from workload_map_schema.schema import schema
+from workload_map.app import create_app
+from workload_map.cli.live import serve_settings
+from workload_map.cli.main import parser
+from workload_map.config import DEFAULT_GRAPHQL_MAX_COST, HttpSettings, Settings
+from workload_map.errors import InvalidRequest
+from workload_map.kube.snapshot import SnapshotReader
 
 PORTAL = (Path(__file__).parent.parent / "abuse" / "portal_query.graphql").read_text(encoding="utf-8")
 # cost of PORTAL, by hand. One workload node:

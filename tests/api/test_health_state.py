@@ -10,17 +10,17 @@ import httpx
 import pytest
 import yaml
 
-from server.app import create_app
-from server.config import Settings
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.errors import InvalidDefinition
-from server.gvk import GVK
-from server.kube.reader import InformerStatus
-from server.kube.snapshot import SnapshotReader
-from server.definitions.stored import StoreError
-from server.service.registration import Registrar
-from server.service.stores import DirectoryStore
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import InvalidDefinition
+from workload_map.gvk import GVK
+from workload_map.kube.reader import InformerStatus
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.definitions.stored import StoreError
+from workload_map.service.registration import Registrar
+from workload_map.service.stores import DirectoryStore
 from tests.api.conftest import JOBSET
 from tests.api.conftest import gql
 from tests.api.test_mutations import broken, jobset_definition

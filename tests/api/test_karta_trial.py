@@ -6,11 +6,11 @@ import asyncio
 import copy
 from typing import Any
 
-from server.definitions.catalog import Catalog
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
-from server.service.registration import Registrar
-from server.service.stores import DirectoryStore
+from workload_map.definitions.catalog import Catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service.registration import Registrar
+from workload_map.service.stores import DirectoryStore
 
 KARTA: dict[str, Any] = {
     "apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "demo"},

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-import server
+import workload_map
 
 
 async def scrape(client: httpx.AsyncClient) -> dict[str, list]:
@@ -27,7 +27,7 @@ def rss_now() -> int:
 async def test_build_info_names_version_and_python(client: httpx.AsyncClient) -> None:
     (sample,) = (await scrape(client))["wmap_build_info"]
     assert sample.name == "wmap_build_info" and sample.value == 1.0
-    assert sample.labels == {"version": server.__version__, "python": platform.python_version()}
+    assert sample.labels == {"version": workload_map.__version__, "python": platform.python_version()}
 
 
 async def test_process_and_platform_series_describe_this_process(client: httpx.AsyncClient) -> None:

@@ -1,4 +1,4 @@
-"""GraphQL queries run off the event loop (server.api.offload), and read consistent views.
+"""GraphQL queries run off the event loop (workload_map.api.offload), and read consistent views.
 
 Both tests serve the app under a real uvicorn on 127.0.0.1 in the test's loop (the
 server's loop), so a query executed on that loop would block the test itself.
@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from server.app import create_app
-from server.config import Settings
-from server.gvk import GVK
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.gvk import GVK
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 from tests.api.live import serving, wait_until
 
@@ -123,8 +123,8 @@ async def test_pages_stay_consistent_while_views_change(settings: Settings) -> N
 
 
 async def test_a_query_past_its_budget_is_504_and_the_query_thread_goes_on(tmp_path: Path) -> None:
-    from server.auth.access import KubernetesAccess
-    from server.config import AuthSettings, HttpSettings
+    from workload_map.auth.access import KubernetesAccess
+    from workload_map.config import AuthSettings, HttpSettings
     from tests.auth.support import RULES, USERS, FakeReviewer, PluralReader, bearer, objects
 
     settings = Settings(state_dir=tmp_path / "s", auth=AuthSettings(mode="kubernetes"),

@@ -11,8 +11,8 @@ import yaml
 from starlette.routing import Route
 from starlette.applications import Starlette
 
-from server.cli.render import render
-from server.kube.snapshot import SnapshotReader
+from workload_map.cli.render import render
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import gql
 from tests.api.objects import running
 from tests.api.test_mutations import REGISTER, broken, jobset_definition

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, build_schema, get_named_type
 
-from schema.schema import sdl
-from server.cli.main import build_registry
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
+from workload_map_schema.schema import sdl
+from workload_map.cli.main import build_registry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
 
 RENAMED: dict[tuple[str, str], str] = {
     ("Workload", "uid"): "id",  # metadata.uid is the GraphQL ID
@@ -72,7 +72,7 @@ def _walk(value: Any, gql_type: GraphQLObjectType, path: str, missing: list[str]
 
 
 def _sample_views() -> list[dict[str, Any]]:
-    from server.config import Settings
+    from workload_map.config import Settings
 
     sample = Settings().sample_dir
     if not sample.exists():

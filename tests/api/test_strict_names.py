@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import yaml
 
-from server.config import Settings
+from workload_map.config import Settings
 from tests.api.test_mutations import jobset_definition
 
 YAML = {"Content-Type": "application/yaml"}

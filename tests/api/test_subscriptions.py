@@ -7,9 +7,9 @@ import json
 
 import httpx
 import websockets
-from server.app import create_app
-from server.config import Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 from tests.api.live import serving, wait_until
 from tests.api.objects import running

@@ -9,11 +9,11 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.applications import Starlette
 
-from server.app import create_app
-from server.cli import main as cli_main
-from server.cli.live import serve_settings
-from server.config import Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.cli import main as cli_main
+from workload_map.cli.live import serve_settings
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 
 WORKLOAD = {"namespace": "ml", "group": "jobset.x-k8s.io", "kind": "JobSet", "name": "train"}

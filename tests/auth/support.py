@@ -18,13 +18,13 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from server.app import create_app
-from server.auth.access import KubernetesAccess
-from server.config import AuthSettings, Settings
-from server.gvk import GVK
-from server.kube.reader import InformerStatus
-from server.kube.reviews import AccessAttributes, ReviewedUser
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.auth.access import KubernetesAccess
+from workload_map.config import AuthSettings, Settings
+from workload_map.gvk import GVK
+from workload_map.kube.reader import InformerStatus
+from workload_map.kube.reviews import AccessAttributes, ReviewedUser
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.objects import jobset
 
 Rule = tuple[str, str, str, str, str]

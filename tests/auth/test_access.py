@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from server.auth.access import OPEN_GUARD, Guard, KubernetesAccess
-from server.auth.identity import bearer_token, payload_token, token_key
-from server.auth.writes import writing_as
-from server.errors import Forbidden, Unauthorized
-from server.kube.reviews import AccessAttributes, acting_as
-from server.definitions.stored import StoreError
+from workload_map.auth.access import OPEN_GUARD, Guard, KubernetesAccess
+from workload_map.auth.identity import bearer_token, payload_token, token_key
+from workload_map.auth.writes import writing_as
+from workload_map.errors import Forbidden, Unauthorized
+from workload_map.kube.reviews import AccessAttributes, acting_as
+from workload_map.definitions.stored import StoreError
 from tests.auth.support import BOB, RULES, USERS, FakeReviewer
 
 LIST_A = AccessAttributes("list", "jobset.x-k8s.io", "jobsets", "a")
@@ -91,7 +91,7 @@ async def test_writing_as_requires_the_verb_and_acts_as_the_caller() -> None:
             raise AssertionError("the block must not run")
     root = Guard(access, await access.authenticate("root-token"))
     async with writing_as(root, "create"):
-        from server.kube import reviews
+        from workload_map.kube import reviews
         acting = reviews._ACTING.get()
         assert acting is not None and acting.user == "root" and "system:masters" in acting.groups
     assert reviews._ACTING.get() is None
@@ -102,7 +102,7 @@ async def test_a_write_the_api_server_refuses_for_the_caller_is_forbidden() -> N
     root = Guard(access, await access.authenticate("root-token"))
     with pytest.raises(Forbidden, match="refused by the API server"):
         async with writing_as(root, "create"):
-            from server.kube import reviews
+            from workload_map.kube import reviews
             acting = reviews._ACTING.get()
             assert acting is not None
             acting.refused = "caller"

@@ -17,9 +17,9 @@ import pytest
 import websockets
 import yaml
 
-from server.app import create_app
-from server.auth.access import KubernetesAccess
-from server.config import AuthSettings, Settings
+from workload_map.app import create_app
+from workload_map.auth.access import KubernetesAccess
+from workload_map.config import AuthSettings, Settings
 from tests.api.live import serving, wait_until
 from tests.api.objects import running
 from tests.api.test_mutations import jobset_definition
@@ -138,7 +138,7 @@ async def test_registration_needs_create_on_kartas_and_stores_nothing_otherwise(
 async def test_review_outage_is_503_not_500(tmp_path: Path) -> None:
     class Down(FakeReviewer):
         async def review_token(self, token: str) -> None:  # type: ignore[override]
-            from server.kube.reviews import ReviewUnavailable
+            from workload_map.kube.reviews import ReviewUnavailable
             raise ReviewUnavailable("cannot check the caller: the API server did not answer the TokenReview")
 
     async with auth_app(tmp_path, Down(USERS, RULES)) as (_, client):

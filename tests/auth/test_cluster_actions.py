@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from server.errors import Conflict
-from server.gvk import GVK
-from server.kube.api import KubeApi
-from server.kube.client import connect
-from server.kube.discovery import Discovery
-from server.kube.patches import ClusterWriter
+from workload_map.errors import Conflict
+from workload_map.gvk import GVK
+from workload_map.kube.api import KubeApi
+from workload_map.kube.client import connect
+from workload_map.kube.discovery import Discovery
+from workload_map.kube.patches import ClusterWriter
 from tests.api.test_cluster_e2e import wait_until_async
 from tests.auth.test_cluster_auth import _bearer, _graphql, auth_server, cluster_setup
 

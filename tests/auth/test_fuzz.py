@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 
-from server.app import create_app
-from server.config import HttpSettings, Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import HttpSettings, Settings
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 
 UNEXPECTED = "Unexpected error."

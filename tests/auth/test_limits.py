@@ -13,11 +13,11 @@ import httpx
 import pytest
 import yaml
 
-from schema.schema import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
-from server.app import create_app
-from server.auth.access import KubernetesAccess
-from server.config import AuthSettings, HttpSettings, Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map_schema.schema import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
+from workload_map.app import create_app
+from workload_map.auth.access import KubernetesAccess
+from workload_map.config import AuthSettings, HttpSettings, Settings
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 from tests.api.live import serving
 from tests.api.test_mutations import jobset_definition

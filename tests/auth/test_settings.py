@@ -8,12 +8,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.app import create_app, warn_if_exposed
-from server.cli.main import parser
-from server.cli.live import serve_settings
-from server.config import AuthSettings, HttpSettings, Settings
-from server.errors import InvalidRequest
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app, warn_if_exposed
+from workload_map.cli.main import parser
+from workload_map.cli.live import serve_settings
+from workload_map.config import AuthSettings, HttpSettings, Settings
+from workload_map.errors import InvalidRequest
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 
 
@@ -37,7 +37,7 @@ def test_flags_override_the_environment_which_overrides_defaults() -> None:
 
 
 def test_auth_none_beyond_loopback_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="server.app"):
+    with caplog.at_level(logging.WARNING, logger="workload_map.app"):
         assert not warn_if_exposed(Settings(http=HttpSettings(host="127.0.0.1")))
         assert not warn_if_exposed(Settings(http=HttpSettings(host="0.0.0.0"), auth=AuthSettings(mode="kubernetes")))
         assert warn_if_exposed(Settings(http=HttpSettings(host="0.0.0.0")))

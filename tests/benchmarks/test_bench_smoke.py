@@ -17,10 +17,10 @@ import pytest
 from benchmarks.cluster import _sanitize
 from benchmarks.generator import TYPES, generate
 from benchmarks.stats import percentile, summarize
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.gvk import GVK
-from server.resolution import resolve
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.gvk import GVK
+from workload_map.resolution import resolve
 
 REPO = Path(__file__).resolve().parents[2]
 

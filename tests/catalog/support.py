@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
-from server.definitions.catalog import Catalog, load_catalog
-from server.definitions.model import Definition
-from server.definitions.registry import DefinitionRegistry
-from server.gvk import GVK
-from server.resolution import WorkloadView, resolve
-from server.resolution.nesting import nested_definitions
+from workload_map.definitions.catalog import Catalog, load_catalog
+from workload_map.definitions.model import Definition
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.gvk import GVK
+from workload_map.resolution import WorkloadView, resolve
+from workload_map.resolution.nesting import nested_definitions
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG_DIR = REPO / "catalog"

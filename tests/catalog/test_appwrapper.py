@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
 from tests.catalog.support import FIXTURES, Case, assert_case, catalog
 
 SLUG = "workload-codeflare-dev-appwrapper-v1beta2"

@@ -8,10 +8,10 @@ import re
 import pytest
 import yaml
 
-from server.cli.main import main
-from server.definitions.catalog import ALIASES_ANNOTATION, SOURCE_VERSION_ANNOTATION, load_catalog
-from server.definitions.load import check_definition
-from server.gvk import GVK
+from workload_map.cli.main import main
+from workload_map.definitions.catalog import ALIASES_ANNOTATION, SOURCE_VERSION_ANNOTATION, load_catalog
+from workload_map.definitions.load import check_definition
+from workload_map.gvk import GVK
 from tests.catalog.support import CATALOG_DIR
 
 EXPECTED = {

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.jq import Document
-from server.resolution.status import evaluate_status
+from workload_map.jq import Document
+from workload_map.resolution.status import evaluate_status
 from tests.catalog.support import definition
 
 

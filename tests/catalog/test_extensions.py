@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from server.cli.main import main
-from server.definitions import load_documents
-from server.definitions.extensions import NESTED_ANNOTATION, STANDIN_ANNOTATION, extensions_of
-from server.definitions.load import check_definition, load_definition
+from workload_map.cli.main import main
+from workload_map.definitions import load_documents
+from workload_map.definitions.extensions import NESTED_ANNOTATION, STANDIN_ANNOTATION, extensions_of
+from workload_map.definitions.load import check_definition, load_definition
 from tests.catalog.support import CATALOG_DIR, catalog, definition, shared_dir
 
 NESTING = {  # our entries that nest -> (group, kind) of their nested children, stand-ins

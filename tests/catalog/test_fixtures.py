@@ -16,8 +16,8 @@ import re
 
 import pytest
 
-from server.gvk import GVK
-from server.resolution.pods import reaches_root
+from workload_map.gvk import GVK
+from workload_map.resolution.pods import reaches_root
 from tests.catalog.crd_schema import crd_schema, validate
 from tests.catalog.support import FIXTURES, catalog, definition, fixture_states, is_pod, load, resolve_fixture, shared_dir
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from server.definitions.load import load_definition
-from server.definitions.model import Definition
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
-from server.resolution.nesting import nested_children, nested_definitions
-from server.service import WorkloadService
+from workload_map.definitions.load import load_definition
+from workload_map.definitions.model import Definition
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.resolution.nesting import nested_children, nested_definitions
+from workload_map.service import WorkloadService
 from tests.catalog.support import (
     FIXTURES,
     catalog,
@@ -241,7 +241,7 @@ def test_roles_in_the_json_view_name_their_definition() -> None:
 def test_without_the_nested_definitions_the_stand_ins_read() -> None:
     # resolve() without nested= (a caller that has no inner definitions): the pre-nesting reading
     docs = load(APPWRAPPER, "running")
-    from server.resolution import resolve
+    from workload_map.resolution import resolve
     view = resolve(definition(APPWRAPPER), docs[0], objects=docs[1:], pods=[d for d in docs if is_pod(d)])
     assert [r.name for r in view.roles()] == ["pods"]
     assert view.to_dict()["gpu"]["requestedBySpec"] == 0

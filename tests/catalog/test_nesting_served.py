@@ -15,11 +15,11 @@ from typing import Any
 
 import httpx
 
-from server.app import create_app
-from server.config import ResolverSettings, Settings
-from server.definitions.load import load_definition
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import ResolverSettings, Settings
+from workload_map.definitions.load import load_definition
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.live import serving
 from tests.catalog.support import catalog, definition, load, resolve_objects
 

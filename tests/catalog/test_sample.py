@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from server.cli.main import main
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader, load_objects
-from server.service import WorkloadService
+from workload_map.cli.main import main
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader, load_objects
+from workload_map.service import WorkloadService
 from tests.catalog.support import (
     FIXTURES,
     SAMPLE_DIR,

@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 import yaml
 
-from server.definitions.load import load_definition, load_documents
-from server.definitions.model import Definition
-from server.gvk import GVK
-from server.jq import Document
-from server.resolution import resolve
-from server.resolution.status import evaluate_status
+from workload_map.definitions.load import load_definition, load_documents
+from workload_map.definitions.model import Definition
+from workload_map.gvk import GVK
+from workload_map.jq import Document
+from workload_map.resolution import resolve
+from workload_map.resolution.status import evaluate_status
 from tests.catalog.support import catalog, definition, load, resolve_objects, shared_dir, summary
 
 SHARED = shared_dir()

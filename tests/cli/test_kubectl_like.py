@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from server.cli.kubectl import default_namespace, human_duration, matches, parse_selector
-from server.cli.main import main
-from server.cli.render import age
-from server.errors import InvalidRequest
+from workload_map.cli.kubectl import default_namespace, human_duration, matches, parse_selector
+from workload_map.cli.main import main
+from workload_map.cli.render import age
+from workload_map.errors import InvalidRequest
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 
 REPO = Path(__file__).parents[2]

@@ -16,10 +16,10 @@ import httpx
 import pytest
 import yaml
 
-from server.cli import inputs as cli_inputs
-from server.cli import main as cli_main
-from server.cli.live import serve_settings
-from server.cli.main import main
+from workload_map.cli import inputs as cli_inputs
+from workload_map.cli import main as cli_main
+from workload_map.cli.live import serve_settings
+from workload_map.cli.main import main
 
 FIXTURE = str(Path(__file__).parents[1] / "api" / "fixtures" / "jobset.yaml")
 REPO = Path(__file__).parents[2]
@@ -113,7 +113,7 @@ def _serve(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
                                                                                            "KUBERNETES_SERVICE_HOST")}
     env["HOME"] = str(tmp_path)  # no ~/.kube/config: no cluster configured
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "workload_map", "serve", "--host", "127.0.0.1", "--port", str(port),
                              "--state-dir", str(tmp_path / "state"), "--log-format", "json", *extra],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"

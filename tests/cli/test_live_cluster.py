@@ -19,9 +19,9 @@ import httpx
 import pytest
 import yaml
 
-from server.app import create_app
-from server.cli.main import main
-from server.config import KubeSettings, Settings
+from workload_map.app import create_app
+from workload_map.cli.main import main
+from workload_map.config import KubeSettings, Settings
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from server.cli import main as cli_main
-from server.cli.live import serve_settings
-from server.cli.owners import report_unreadable_owners, watch_owner_kinds
-from server.cli.main import build_registry
-from server.errors import InvalidRequest
-from server.gvk import GVK
-from server.kube.errors import KubeApiError
-from server.service import WorkloadService
+from workload_map.cli import main as cli_main
+from workload_map.cli.live import serve_settings
+from workload_map.cli.owners import report_unreadable_owners, watch_owner_kinds
+from workload_map.cli.main import build_registry
+from workload_map.errors import InvalidRequest
+from workload_map.gvk import GVK
+from workload_map.kube.errors import KubeApiError
+from workload_map.service import WorkloadService
 from tests.kube.fakes import CORE_V1, JOBSET_V1A2, ScriptedListWatch, make_obj
 from tests.kube.test_cache import World
 

@@ -14,7 +14,7 @@ from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobse
 
 
 def wmap(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *args], capture_output=True, text=True, input=stdin,
+    return subprocess.run([sys.executable, "-m", "workload_map", *args], capture_output=True, text=True, input=stdin,
                           timeout=60, check=False)
 
 
@@ -131,7 +131,7 @@ def test_closed_stdout_exits_quietly(tmp_path: Path) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([sys.executable, "-m", "server", "describe", "-f", str(seed_file(tmp_path)), "-o",
+        proc = subprocess.run([sys.executable, "-m", "workload_map", "describe", "-f", str(seed_file(tmp_path)), "-o",
                                "json"], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
     finally:
         os.close(write_end)
@@ -146,7 +146,7 @@ def test_output_larger_than_the_pipe_cut_by_head(tmp_path: Path) -> None:
         many.append(doc)
     path = tmp_path / "many.yaml"
     path.write_text(yaml.safe_dump_all(many))
-    result = subprocess.run(f"{sys.executable} -m server describe -f {path} -o json | head -n 3",
+    result = subprocess.run(f"{sys.executable} -m workload_map describe -f {path} -o json | head -n 3",
                             shell=True, capture_output=True, text=True, timeout=120, check=False)
     assert len(result.stdout.splitlines()) == 3
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr

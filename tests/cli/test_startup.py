@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from server.cli.inputs import build_registry, offline_service, snapshot_reader
-from server.config import REPO_ROOT, default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.errors import DefinitionError
-from server.gvk import GVK
-from server.service.pool import BlockingResolver
+from workload_map.cli.inputs import build_registry, offline_service, snapshot_reader
+from workload_map.config import REPO_ROOT, default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.errors import DefinitionError
+from workload_map.gvk import GVK
+from workload_map.service.pool import BlockingResolver
 from tests.service.support import LOOP_PATH, demo, demo_definition
 
 JOBSET_FILE = REPO_ROOT / "tests" / "fixtures" / "objects" / "jobset-x-k8s-io-jobset-v1alpha2" / "running.yaml"
@@ -33,7 +33,7 @@ SERVER_ONLY = ("kubernetes_asyncio", "aiohttp", "strawberry", "graphql", "starle
 # server-only packages found in sys.modules afterwards.
 PROBE = """
 import contextlib, io, sys
-from server.cli.main import main
+from workload_map.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     try:
         code = main(sys.argv[1:])
@@ -99,7 +99,7 @@ def test_an_empty_catalog_directory_is_an_error_naming_it(tmp_path: Path) -> Non
         load_catalog(tmp_path)
     with pytest.raises(DefinitionError, match=f"catalog directory {tmp_path / 'gone'} does not exist"):
         load_catalog(tmp_path / "gone")
-    done = subprocess.run([sys.executable, "-m", "server", "--catalog-dir", str(tmp_path), "catalog"],
+    done = subprocess.run([sys.executable, "-m", "workload_map", "--catalog-dir", str(tmp_path), "catalog"],
                           capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert done.returncode == 1 and done.stdout == ""
     assert f"catalog directory {tmp_path} holds no *.yaml definition file" in done.stderr
@@ -109,8 +109,8 @@ def test_the_offline_resolver_forks_and_ends_a_loop_at_the_servers_budget_with_i
     definition = demo_definition()
     resolver = BlockingResolver(1, 1.0)
     try:
-        from server.service.pool import definition_key
-        from server.service.worker import Job
+        from workload_map.service.pool import definition_key
+        from workload_map.service.worker import Job
 
         key = definition_key(definition)
         started = time.monotonic()
@@ -131,7 +131,7 @@ def test_the_offline_resolver_forks_and_ends_a_loop_at_the_servers_budget_with_i
 def test_describe_f_reports_a_looping_definition_at_the_2_s_budget(tmp_path: Path) -> None:
     (tmp_path / "demo.yaml").write_text(yaml.safe_dump(demo_definition().manifest))
     (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all([demo("a", loop=True), demo("b", phase="done")]))
-    done = subprocess.run([sys.executable, "-m", "server", "describe", "-f", str(tmp_path / "objects.yaml"),
+    done = subprocess.run([sys.executable, "-m", "workload_map", "describe", "-f", str(tmp_path / "objects.yaml"),
                            "--definition", str(tmp_path / "demo.yaml"), "-o", "json"],
                           capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
@@ -145,8 +145,8 @@ def test_describe_f_reports_a_looping_definition_at_the_2_s_budget(tmp_path: Pat
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from server.jq import compile_program  # noqa: E402
-from server.jq.fastpath import parse_fast_path  # noqa: E402
+from workload_map.jq import compile_program  # noqa: E402
+from workload_map.jq.fastpath import parse_fast_path  # noqa: E402
 
 
 @settings(max_examples=400, deadline=None)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from server.definitions import Phase, check_definition, load_definition, load_documents
-from server.errors import InvalidRequest
-from server.gvk import GVK
-from server.jq import Document
-from server.resolution import resolve
-from server.resolution.status import evaluate_status
+from workload_map.definitions import Phase, check_definition, load_definition, load_documents
+from workload_map.errors import InvalidRequest
+from workload_map.gvk import GVK
+from workload_map.jq import Document
+from workload_map.resolution import resolve
+from workload_map.resolution.status import evaluate_status
 from tests.conformance.upstream import upstream_definitions_by_gvk, upstream_dir, upstream_files
 
 # The one upstream file we reject, and the real defect that is named in our error.

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.definitions import load_documents
-from server.gvk import GVK
+from workload_map.definitions import load_documents
+from workload_map.gvk import GVK
 
 
 def shared_dir() -> Path:

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from server.definitions import check_definition, load_documents
-from server.definitions.names import (
+from workload_map.definitions import check_definition, load_documents
+from workload_map.definitions.names import (
     dns_label_problem,
     dns_subdomain_problem,
     format_character,
     label_key_problem,
     label_value_problem,
 )
-from server.errors import InvalidRequest
+from workload_map.errors import InvalidRequest
 from tests.definitions.test_validate import BASE
 
 ROOT = "spec.structureDefinition.rootComponent"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from server.definitions import check_definition, load_definition
-from server.errors import InvalidDefinition, InvalidRequest
+from workload_map.definitions import check_definition, load_definition
+from workload_map.errors import InvalidDefinition, InvalidRequest
 
 BASE: dict[str, Any] = {
     "apiVersion": "run.ai/v1alpha1",
@@ -203,7 +203,7 @@ def test_text_input_and_legacy_and_bare_spec_forms() -> None:
 
 
 def test_registration_trial_names_the_non_terminating_field() -> None:
-    from server.definitions.load import check_termination
+    from workload_map.definitions.load import check_termination
 
     doc = copy.deepcopy(BASE)
     structure(doc)["childComponents"][0]["scaleDefinition"] = {"replicasPath": "def f: f; f"}
@@ -222,7 +222,7 @@ def test_non_string_identity_fields_are_problems_not_crashes(bad: object) -> Non
 
 
 def test_registration_trial_refuses_crashing_and_slow_expressions() -> None:
-    from server.jq.trial import trial_reasons
+    from workload_map.jq.trial import trial_reasons
 
     # a runaway recursion aborts the jq library (out of memory) or runs out the clock
     reasons = trial_reasons(["def f: 1 + f; f", ".ok"], [{}], timeout=3)

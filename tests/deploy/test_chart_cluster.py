@@ -229,8 +229,8 @@ def test_namespace_allow_list_limits_workload_reads(admin: httpx.Client, release
 
 async def run_informers(kubeconfig: Path, gvks: list[GVK], namespaces: tuple[str, ...] = ()) -> dict[GVK, Any]:
     """Start the server's InformerCache on ``gvks``; return the states after syncing (30 s max)."""
-    from server.gvk import GVK as ServerGVK
-    from server.kube.cache import CacheOptions, InformerCache
+    from workload_map.gvk import GVK as ServerGVK
+    from workload_map.kube.cache import CacheOptions, InformerCache
 
     cache = await InformerCache.from_config(str(kubeconfig), options=CacheOptions(namespaces=namespaces))
     try:
@@ -254,7 +254,7 @@ async def run_informers(kubeconfig: Path, gvks: list[GVK], namespaces: tuple[str
 async def test_informer_cache_syncs_as_the_service_account(admin: httpx.Client, release: Any, namespace: str,
                                                            k8s_control_plane: Any, tmp_path: Path,
                                                            allow_list: bool) -> None:
-    pytest.importorskip("server.kube.cache", reason="the server's InformerCache is not available")
+    pytest.importorskip("workload_map.kube.cache", reason="the server's InformerCache is not available")
     from tests.cluster.kubeconfig import write_kubeconfig
 
     rel = release((f"namespaces={{{namespace}}}",) if allow_list else ())
@@ -275,7 +275,7 @@ async def test_informer_cache_syncs_as_the_service_account(admin: httpx.Client, 
 
 async def test_informer_cache_without_the_bindings_is_forbidden(admin: httpx.Client, namespace: str,
                                                                 k8s_control_plane: Any, tmp_path: Path) -> None:
-    pytest.importorskip("server.kube.cache", reason="the server's InformerCache is not available")
+    pytest.importorskip("workload_map.kube.cache", reason="the server's InformerCache is not available")
     from tests.cluster.kubeconfig import write_kubeconfig
 
     r = admin.post(f"/api/v1/namespaces/{namespace}/serviceaccounts",

@@ -184,6 +184,6 @@ def test_entrypoint_serves_on_all_interfaces_in_the_container(stages: list[Stage
 
 
 def test_the_server_default_host_stays_loopback() -> None:
-    from server.config import HttpSettings
+    from workload_map.config import HttpSettings
 
     assert HttpSettings().host == "127.0.0.1"

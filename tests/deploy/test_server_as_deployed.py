@@ -45,7 +45,7 @@ def server_command(deployment: dict[str, Any], port: int, kubeconfig: Path) -> l
     args = list(container.get("args") or [])
     if "--port" in args:
         args[args.index("--port") + 1] = str(port)
-    return [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", *args, "--kubeconfig", str(kubeconfig)]
+    return [sys.executable, "-m", "workload_map", "serve", "--host", "127.0.0.1", *args, "--kubeconfig", str(kubeconfig)]
 
 
 def server_env(deployment: dict[str, Any], port: int, state_dir: Path) -> dict[str, str]:
@@ -126,7 +126,7 @@ def test_server_becomes_ready_with_every_informer_synced(deployed_server: tuple[
 
 def test_server_enforces_the_charts_auth_mode(deployed_server: tuple[str, Any, Path],
                                               k8s_control_plane: Any) -> None:
-    from server import config
+    from workload_map import config
 
     if "WMAP_AUTH" not in getattr(config, "ENVIRONMENT", {}):
         pytest.skip("this server build does not read WMAP_* settings from the environment yet")

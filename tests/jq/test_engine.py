@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.errors import JqCompileError, JqEvaluationError
-from server.jq import MAX_RESULTS, Document, compile_program, stringify
-from server.jq.engine import MAX_INPUT_BYTES
+from workload_map.errors import JqCompileError, JqEvaluationError
+from workload_map.jq import MAX_RESULTS, Document, compile_program, stringify
+from workload_map.jq.engine import MAX_INPUT_BYTES
 
 
 def run(expression: str, value: object) -> list[object]:

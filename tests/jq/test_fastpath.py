@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.jq import Document, compile_program
-from server.jq.fastpath import parse_fast_path
+from workload_map.jq import Document, compile_program
+from workload_map.jq.fastpath import parse_fast_path
 
 SIMPLE = [".", ".a", ".a.b", '.a["k"]', '.a["x/y"].b', ".a[]", ".a[].b", ".a[0]", ".a[-1]", ".a // 1",
           '.a.b // "0"', ".a[].b // null", ".a | .b", ".a[] | .b", '."a"', ".a // .b", ".a // .b // 3"]

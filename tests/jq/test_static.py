@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from server.jq import check_expression
-from server.jq.static import forbidden_constructs
+from workload_map.jq import check_expression
+from workload_map.jq.static import forbidden_constructs
 
 
 @pytest.mark.parametrize(("expression", "reason"), [

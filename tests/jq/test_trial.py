@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from server.jq.trial import trial_evaluate
+from workload_map.jq.trial import trial_evaluate
 
 
 def test_terminating_expressions_pass() -> None:

@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from server.gvk import GVK
-from server.kube.discovery import CRD_GVK
-from server.kube.errors import KubeApiError
+from workload_map.gvk import GVK
+from workload_map.kube.discovery import CRD_GVK
+from workload_map.kube.errors import KubeApiError
 
 _uids = itertools.count(1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from server.kube.backoff import Backoff
+from workload_map.kube.backoff import Backoff
 
 
 class Clock:

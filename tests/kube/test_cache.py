@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from server.gvk import GVK
-from server.kube.cache import CacheOptions, InformerCache
-from server.kube.discovery import CRD_GVK, Discovery, ResourceInfo
-from server.kube.errors import KubeApiError
-from server.kube.reader import Reader
-from server.kube.reflector import ReflectorOptions
+from workload_map.gvk import GVK
+from workload_map.kube.cache import CacheOptions, InformerCache
+from workload_map.kube.discovery import CRD_GVK, Discovery, ResourceInfo
+from workload_map.kube.errors import KubeApiError
+from workload_map.kube.reader import Reader
+from workload_map.kube.reflector import ReflectorOptions
 
 from .fakes import CORE_V1, JOBSET_V1A2, FakeApiServer, FakeJson, ScriptedListWatch, crd, make_obj, wait_for
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from server.gvk import GVK
-from server.kube.api import KubeApi, ResourceClient
-from server.kube.client import ClusterConfigError, connect, find_config_source, has_cluster_config
-from server.kube.errors import KubeApiError
+from workload_map.gvk import GVK
+from workload_map.kube.api import KubeApi, ResourceClient
+from workload_map.kube.client import ClusterConfigError, connect, find_config_source, has_cluster_config
+from workload_map.kube.errors import KubeApiError
 
 from .httpfake import FakeHttpServer, self_signed
 

@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
-from server.gvk import GVK
-from server.kube.api import KubeApi, ResourceClient
-from server.kube.cache import CacheOptions, InformerCache
-from server.kube.client import connect
+from workload_map.gvk import GVK
+from workload_map.kube.api import KubeApi, ResourceClient
+from workload_map.kube.cache import CacheOptions, InformerCache
+from workload_map.kube.client import connect
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
 

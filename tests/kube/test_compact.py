@@ -1,10 +1,10 @@
-"""``server.kube.compact``: equal copies, interned strings, shared string-valued maps."""
+"""``workload_map.kube.compact``: equal copies, interned strings, shared string-valued maps."""
 
 from __future__ import annotations
 
 import json
 
-from server.kube.compact import INTERN_MAX, SharedMaps, compact
+from workload_map.kube.compact import INTERN_MAX, SharedMaps, compact
 
 
 def _decoded(obj: dict) -> dict:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.gvk import GVK
-from server.kube.discovery import CrdIndex, Discovery, ResourceInfo
-from server.kube.errors import KubeApiError
+from workload_map.gvk import GVK
+from workload_map.kube.discovery import CrdIndex, Discovery, ResourceInfo
+from workload_map.kube.errors import KubeApiError
 
 from .fakes import CORE_V1, JOBSET_V1A2, Clock, FakeJson, crd
 

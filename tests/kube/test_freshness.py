@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from server.gvk import GVK
-from server.kube.cache import CacheOptions, InformerCache
-from server.kube.discovery import Discovery
-from server.kube.errors import NETWORK, KubeApiError
-from server.kube.freshness import freshness
-from server.kube.graph import GraphSink, ObjectGraph
-from server.kube.reader import InformerStatus
-from server.kube.reflector import Reflector, ReflectorOptions
+from workload_map.gvk import GVK
+from workload_map.kube.cache import CacheOptions, InformerCache
+from workload_map.kube.discovery import Discovery
+from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.freshness import freshness
+from workload_map.kube.graph import GraphSink, ObjectGraph
+from workload_map.kube.reader import InformerStatus
+from workload_map.kube.reflector import Reflector, ReflectorOptions
 
 from .fakes import CORE_V1, FakeApiServer, FakeJson, ScriptedListWatch, make_obj, wait_for
 
@@ -150,7 +150,7 @@ async def test_recovery_logs_synced_again_after_the_410_relist(caplog: pytest.Lo
     source = ScriptedListWatch(lists, [[KubeApiError(NETWORK, "ServerDisconnectedError", "gone")], [gone]])
     options = ReflectorOptions(backoff_base=0.01, backoff_cap=0.02, min_watch_seconds=0.0, resume_grace=0.5)
     reflector = Reflector(POD, source, GraphSink(ObjectGraph(), POD), options=options, rng=random.Random(1))
-    caplog.set_level(logging.INFO, logger="server.kube.reflector")
+    caplog.set_level(logging.INFO, logger="workload_map.kube.reflector")
     reflector.start()
     try:
         assert await wait_for(lambda: reflector.relists == 2 and reflector.state == "synced", timeout=3)
@@ -167,7 +167,7 @@ async def test_idle_watch_reopens_quietly(caplog: pytest.LogCaptureFixture) -> N
     source = ScriptedListWatch([{"metadata": {"resourceVersion": "1"}, "items": []}], [])  # watches hang
     options = ReflectorOptions(inactivity_timeout=0.05, min_watch_seconds=0.0)
     reflector = Reflector(POD, source, GraphSink(ObjectGraph(), POD), options=options, rng=random.Random(1))
-    caplog.set_level(logging.DEBUG, logger="server.kube.reflector")
+    caplog.set_level(logging.DEBUG, logger="workload_map.kube.reflector")
     reflector.start()
     try:
         assert await wait_for(lambda: reflector.inactivity_timeouts >= 3, timeout=3)

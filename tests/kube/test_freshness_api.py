@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.app import create_app
-from server.config import Settings
-from server.kube.cache import CacheOptions, InformerCache
-from server.kube.discovery import Discovery
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.cache import CacheOptions, InformerCache
+from workload_map.kube.discovery import Discovery
 
 from .fakes import CORE_V1, FakeJson, make_obj, wait_for
 from .test_freshness import POD, SLOW_BACKOFF, Outage

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from server.gvk import GVK
-from server.kube.graph import ObjectGraph
+from workload_map.gvk import GVK
+from workload_map.kube.graph import ObjectGraph
 
 from .fakes import make_obj
 

@@ -11,7 +11,7 @@ from pathlib import Path
 def test_reader_and_snapshot_do_not_import_the_kubernetes_client() -> None:
     code = (
         "import sys\n"
-        "import server.kube.reader, server.kube.snapshot, server.kube.store, server.kube.graph\n"
+        "import workload_map.kube.reader, workload_map.kube.snapshot, workload_map.kube.store, workload_map.kube.graph\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes_asyncio', 'aiohttp'))\n"
         "assert not bad, bad\n"
     )

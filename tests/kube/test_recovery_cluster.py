@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from benchmarks.recovery import recovered
-from server.app import create_app
-from server.config import KubeSettings, Settings
-from server.gvk import GVK
+from workload_map.app import create_app
+from workload_map.config import KubeSettings, Settings
+from workload_map.gvk import GVK
 
 from .fakes import wait_for
 from .test_freshness_api import interfaces

@@ -8,10 +8,10 @@ from collections import defaultdict
 
 import pytest
 
-from server.gvk import GVK
-from server.kube.errors import KubeApiError
-from server.kube.graph import GraphSink, ObjectGraph
-from server.kube.reflector import Reflector, ReflectorOptions
+from workload_map.gvk import GVK
+from workload_map.kube.errors import KubeApiError
+from workload_map.kube.graph import GraphSink, ObjectGraph
+from workload_map.kube.reflector import Reflector, ReflectorOptions
 
 from .fakes import FakeApiServer, ScriptedListWatch, make_obj, wait_for
 

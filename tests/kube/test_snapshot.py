@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from server.gvk import GVK
-from server.kube.reader import Reader
-from server.kube.snapshot import SnapshotError, SnapshotReader, load_objects, snapshot_uid
+from workload_map.gvk import GVK
+from workload_map.kube.reader import Reader
+from workload_map.kube.snapshot import SnapshotError, SnapshotReader, load_objects, snapshot_uid
 
 JOBSET = GVK("jobset.x-k8s.io", "v1alpha2", "JobSet")
 JOB = GVK("batch", "v1", "Job")

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 import yaml
 
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.gvk import GVK
-from server.kube import jsonstream, snapshot
-from server.kube.snapshot import SnapshotError, SnapshotReader, iter_objects, load_objects
-from server.service import WorkloadService
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.gvk import GVK
+from workload_map.kube import jsonstream, snapshot
+from workload_map.kube.snapshot import SnapshotError, SnapshotReader, iter_objects, load_objects
+from workload_map.service import WorkloadService
 
 SAMPLE = Path(snapshot.__file__).resolve().parents[1] / "sample" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
 POD = GVK("", "v1", "Pod")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.gvk import GVK
-from server.kube.store import Store, controller_uid
+from workload_map.gvk import GVK
+from workload_map.kube.store import Store, controller_uid
 
 from .fakes import make_obj
 

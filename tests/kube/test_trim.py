@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.gvk import GVK
-from server.kube.trim import LAST_APPLIED, trim
+from workload_map.gvk import GVK
+from workload_map.kube.trim import LAST_APPLIED, trim
 
 POD = GVK("", "v1", "Pod")
 JOBSET = GVK("jobset.x-k8s.io", "v1alpha2", "JobSet")

@@ -1,6 +1,6 @@
 """Trimming keeps every field the catalog definitions read, for every catalog type.
 
-The cache trims what it holds (``server.kube.trim``): workload roots and their child objects
+The cache trims what it holds (``workload_map.kube.trim``): workload roots and their child objects
 keep every field (minus managedFields and the last-applied annotation), because the
 definitions' jq paths may read any of them; pods keep only what our own code reads plus
 what pod-directed jq reads (``podSelector`` and gang paths run on pod manifests).
@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from server.definitions.model import Definition
-from server.gvk import GVK
-from server.jq.engine import compile_program
-from server.kube.trim import LAST_APPLIED, trim
+from workload_map.definitions.model import Definition
+from workload_map.gvk import GVK
+from workload_map.jq.engine import compile_program
+from workload_map.kube.trim import LAST_APPLIED, trim
 from tests.catalog.support import catalog, definition, fixture_states, is_pod, load, resolve_objects
 
 SLUGS = sorted(e.definition.name for e in catalog())

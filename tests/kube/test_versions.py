@@ -1,4 +1,4 @@
-"""A kind served in two versions is listed and watched once (``server.kube.versions``).
+"""A kind served in two versions is listed and watched once (``workload_map.kube.versions``).
 
 Unit: the version priority order. Real control plane: a CRD served as ``v1alpha1``
 (storage) and ``v1beta1`` with the ``None`` conversion strategy; a cache asked for both
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from server.gvk import GVK
-from server.kube.cache import CacheOptions, InformerCache
-from server.kube.versions import version_priority
+from workload_map.gvk import GVK
+from workload_map.kube.cache import CacheOptions, InformerCache
+from workload_map.kube.versions import version_priority
 from tests.kube.test_cluster import caches, collection, send, wait_until  # noqa: F401 - fixture
 
 ORDER = ["v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2", "foo1", "foo10"]

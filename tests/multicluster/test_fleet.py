@@ -20,16 +20,16 @@ from typing import Any
 import pytest
 import yaml
 
-from server.config import Settings
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.errors import InvalidRequest, WorkloadNotFound
-from server.kube.clusters import ClusterTarget, cluster_targets
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
-from server.service.feed import ChangeFeed
-from server.service.fleet import Fleet, route_write
-from server.service.pagination import paginate
+from workload_map.config import Settings
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import InvalidRequest, WorkloadNotFound
+from workload_map.kube.clusters import ClusterTarget, cluster_targets
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
+from workload_map.service.feed import ChangeFeed
+from workload_map.service.fleet import Fleet, route_write
+from workload_map.service.pagination import paginate
 
 GPU = "nvidia.com/gpu"
 
@@ -118,7 +118,7 @@ def test_cluster_targets_follow_the_kubeconfig_merging_rules(tmp_path: Path) -> 
 
 
 def test_wide_output_names_each_workloads_cluster(fleet: Fleet) -> None:
-    from server.cli.render import render_list
+    from workload_map.cli.render import render_list
 
     lines = render_list(fleet.workloads(), "wide").splitlines()
     assert lines[0].split() == ["NAME", "NAMESPACE", "PHASE", "GPUS", "AGE", "DEFINITION", "PODS", "NODES", "CLUSTER"]
@@ -126,7 +126,7 @@ def test_wide_output_names_each_workloads_cluster(fleet: Fleet) -> None:
 
 
 def test_the_cli_names_the_context_it_reads(tmp_path: Path) -> None:
-    from server.cli.kubectl import context_name
+    from workload_map.cli.kubectl import context_name
 
     a = _kubeconfig(tmp_path / "a", "prod")
     assert context_name(a) == "prod" and context_name(a, "lab") == "lab"

@@ -32,8 +32,8 @@ import httpx
 import pytest
 import yaml
 
-from server.app import create_app
-from server.config import KubeSettings, ResolverSettings, Settings
+from workload_map.app import create_app
+from workload_map.config import KubeSettings, ResolverSettings, Settings
 from tests.api.live import serving
 from tests.api.test_cluster_e2e import create_seed, wait_until_async
 from tests.api.test_mutations import jobset_definition

@@ -18,12 +18,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.api import graphiql as graphiql_module
-from server.api.graphiql import GraphiQLPage, graphql_ide_page, page_assets
-from server.app import create_app
-from server.cli.main import parser
-from server.config import REPO_ROOT, Settings
-from server.kube.snapshot import SnapshotReader
+from workload_map.api import graphiql as graphiql_module
+from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page, page_assets
+from workload_map.app import create_app
+from workload_map.cli.main import parser
+from workload_map.config import REPO_ROOT, Settings
+from workload_map.kube.snapshot import SnapshotReader
 
 HTML = {"accept": "text/html"}
 LOCK = REPO_ROOT / "graphiql" / "assets.lock.json"
@@ -72,7 +72,7 @@ def test_the_lock_pins_exactly_the_packages_strawberrys_page_loads() -> None:
 
 async def test_with_assets_present_the_page_references_only_local_urls(tmp_path: Path, monkeypatch:
                                                                       pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("server.app.graphql_ide_page", fake_page)
+    monkeypatch.setattr("workload_map.app.graphql_ide_page", fake_page)
     settings = Settings(state_dir=tmp_path / "state", graphiql_assets_dir=fake_assets(tmp_path / "assets"))
     async for client in _client(settings):
         page = await client.get("/graphql", headers=HTML)
@@ -118,7 +118,7 @@ def test_a_file_that_does_not_match_its_integrity_means_the_cdn(tmp_path: Path) 
 
 async def test_no_graphiql_answers_a_browser_with_a_json_404(tmp_path: Path) -> None:
     args = parser().parse_args(["serve", "--no-graphiql"])
-    from server.cli.live import serve_settings
+    from workload_map.cli.live import serve_settings
 
     settings = serve_settings(args, environ={})
     assert settings.graphiql is False

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from server.config import REPO_ROOT
-from server.definitions import load_definition
-from server.definitions.model import Definition
-from server.resolution import resolve
-from server.resolution.resources import gpu_policy
+from workload_map.config import REPO_ROOT
+from workload_map.definitions import load_definition
+from workload_map.definitions.model import Definition
+from workload_map.resolution import resolve
+from workload_map.resolution.resources import gpu_policy
 
 NS = "team-a"
 DRA = "dra/gpu.nvidia.com"

@@ -1,4 +1,4 @@
-"""Live scale of children (server.resolution.livescale): an autoscaled child's replicas win.
+"""Live scale of children (workload_map.resolution.livescale): an autoscaled child's replicas win.
 
 Each case starts from a catalog fixture, changes what an HPA (or the Ray autoscaler, or the
 Grove operator after a PodCliqueScalingGroup scale) writes on a child object, and checks the
@@ -12,8 +12,8 @@ import copy
 import dataclasses
 from typing import Any
 
-from server.resolution import WorkloadView
-from server.resolution.livescale import LIVE_SCALE_ANNOTATION
+from workload_map.resolution import WorkloadView
+from workload_map.resolution.livescale import LIVE_SCALE_ANNOTATION
 from tests.catalog.support import definition, load, resolve_objects, summary
 
 ISVC = "serving-kserve-io-inferenceservice-v1beta1"

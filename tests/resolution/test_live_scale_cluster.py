@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from server.definitions.registry import DefinitionRegistry
-from server.gvk import GVK
-from server.kube.cache import CacheOptions, InformerCache
-from server.service import WorkloadService
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.gvk import GVK
+from workload_map.kube.cache import CacheOptions, InformerCache
+from workload_map.service import WorkloadService
 from tests.catalog.support import catalog
 from tests.kube.test_cluster import collection, owner_ref, send
 

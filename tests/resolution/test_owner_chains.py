@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from server.config import REPO_ROOT
-from server.definitions import load_definition
-from server.definitions.model import Definition
-from server.gvk import GVK
-from server.kube.graph import ObjectGraph
-from server.owners import cycle_message, is_top_level, owner_chain
-from server.resolution import resolve
-from server.resolution.pods import workload_pods
+from workload_map.config import REPO_ROOT
+from workload_map.definitions import load_definition
+from workload_map.definitions.model import Definition
+from workload_map.gvk import GVK
+from workload_map.kube.graph import ObjectGraph
+from workload_map.owners import cycle_message, is_top_level, owner_chain
+from workload_map.resolution import resolve
+from workload_map.resolution.pods import workload_pods
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 
 

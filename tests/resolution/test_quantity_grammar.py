@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pytest
 
-from server.resolution.quantity import QuantityError, parse_quantity
-from server.resolution.resources import effective_pod_requests
+from workload_map.resolution.quantity import QuantityError, parse_quantity
+from workload_map.resolution.resources import effective_pod_requests
 
 VALID = [
     # decimal SI suffixes

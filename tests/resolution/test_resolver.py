@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from server.config import REPO_ROOT
-from server.definitions import Phase, load_definition
-from server.definitions.model import Definition
-from server.resolution import resolve
+from workload_map.config import REPO_ROOT
+from workload_map.definitions import Phase, load_definition
+from workload_map.definitions.model import Definition
+from workload_map.resolution import resolve
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 
 
@@ -165,7 +165,7 @@ def test_fixture_module_is_importable_for_other_tests() -> None:
 
 def test_owner_chain_through_a_pod_is_followed() -> None:
     # LeaderWorkerSet: worker pod -> worker StatefulSet -> leader pod -> leader StatefulSet -> LWS
-    from server.resolution.pods import workload_pods
+    from workload_map.resolution.pods import workload_pods
 
     def obj(kind: str, uid: str, owner: str) -> dict[str, Any]:
         return {"apiVersion": "v1" if kind == "Pod" else "apps/v1", "kind": kind,

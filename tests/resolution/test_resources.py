@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from server.resolution import effective_pod_requests
-from server.resolution.quantity import QuantityError, format_quantity, parse_quantity
-from server.resolution.resources import DEFAULT_GPU_POLICY
+from workload_map.resolution import effective_pod_requests
+from workload_map.resolution.quantity import QuantityError, format_quantity, parse_quantity
+from workload_map.resolution.resources import DEFAULT_GPU_POLICY
 
 
 def c(name: str, requests: dict | None = None, limits: dict | None = None, always: bool = False) -> dict:  # type: ignore[type-arg]

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from server.definitions import Phase
-from server.resolution import resolve
+from workload_map.definitions import Phase
+from workload_map.resolution import resolve
 from tests.catalog.support import definition, load, resolve_fixture
 from tests.resolution.jobset_objects import jobs_and_pods, jobset
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from server.config import REPO_ROOT
-from server.definitions import load_definition
-from server.definitions.model import Definition
-from server.resolution import resolve
-from server.resolution.pods import pod_template_requests
-from server.resolution.resources import gpu_policy
-from server.resolution.sharing import shared_gpu_requests
+from workload_map.config import REPO_ROOT
+from workload_map.definitions import load_definition
+from workload_map.definitions.model import Definition
+from workload_map.resolution import resolve
+from workload_map.resolution.pods import pod_template_requests
+from workload_map.resolution.resources import gpu_policy
+from workload_map.resolution.sharing import shared_gpu_requests
 
 NS = "team-a"
 
@@ -136,8 +136,8 @@ def test_a_bad_pod_annotation_is_a_view_error_and_the_rest_resolves(deployment_d
 
 
 def test_shared_resources_and_dra_classes_come_from_the_environment() -> None:
-    from server.api.runtime import _policy
-    from server.config import Settings, environment_defaults
+    from workload_map.api.runtime import _policy
+    from workload_map.config import Settings, environment_defaults
     env = environment_defaults({"WMAP_SHARED_GPU_RESOURCES": "nvidia.com/gpu-ts, x.com/mps",
                                 "WMAP_DRA_GPU_CLASSES": "gpu.example.com"})
     assert env["shared_gpu_resources"] == ("nvidia.com/gpu-ts", "x.com/mps")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from server.config import REPO_ROOT
-from server.definitions import load_definition
-from server.definitions.model import Definition
-from server.resolution import resolve
+from workload_map.config import REPO_ROOT
+from workload_map.definitions import load_definition
+from workload_map.definitions.model import Definition
+from workload_map.resolution import resolve
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from server.definitions.load import load_definition
-from server.errors import InvalidRequest
-from server.resolution.changes import parse_change
-from server.resolution.paths import NotWritable, parse_write_path, pointer
-from server.resolution.writes import MissingDefinitionField, plan_pod_change, plan_suspend
+from workload_map.definitions.load import load_definition
+from workload_map.errors import InvalidRequest
+from workload_map.resolution.changes import parse_change
+from workload_map.resolution.paths import NotWritable, parse_write_path, pointer
+from workload_map.resolution.writes import MissingDefinitionField, plan_pod_change, plan_suspend
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 

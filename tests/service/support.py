@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.definitions import load_definition
-from server.definitions.model import Definition
+from workload_map.definitions import load_definition
+from workload_map.definitions.model import Definition
 
 LOOP_PATH = 'if .metadata.labels.loop == "yes" then (def f: f; f) else (.status.p // "up") end'
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 from decimal import Decimal
 
-from server.definitions import Phase
-from server.definitions.registry import Entry
-from server.resolution.resources import add_into
-from server.resolution.view import GpuFigures, PodView, Replicas, WorkloadView
-from server.service.views import GROUP_BY, GpuBucket, ViewStore
+from workload_map.definitions import Phase
+from workload_map.definitions.registry import Entry
+from workload_map.resolution.resources import add_into
+from workload_map.resolution.view import GpuFigures, PodView, Replicas, WorkloadView
+from workload_map.service.views import GROUP_BY, GpuBucket, ViewStore
 from tests.service.support import demo_definition
 
 ENTRY = Entry(demo_definition(), "file", "demo")
@@ -39,7 +39,7 @@ def _view(rng: random.Random, uid: str, name: str, namespace: str) -> WorkloadVi
 
 
 def _from_scratch(views: list[WorkloadView], group_by: str) -> list[GpuBucket]:
-    """The pre-materialization summary, written out independently of server.service.views."""
+    """The pre-materialization summary, written out independently of workload_map.service.views."""
     buckets: dict[str, GpuBucket] = {}
     for view in views:
         if group_by == "NODE":

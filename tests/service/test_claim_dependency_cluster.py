@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
-from server.app import create_app
-from server.config import KubeSettings, Settings
-from server.gvk import GVK
-from server.resolution.dra import RESOURCE_CLAIM
+from workload_map.app import create_app
+from workload_map.config import KubeSettings, Settings
+from workload_map.gvk import GVK
+from workload_map.resolution.dra import RESOURCE_CLAIM
 from tests.api.live import serving
 from tests.api.test_cluster_e2e import wait_until_async
 from tests.kube.test_cluster import collection, owner_ref, send

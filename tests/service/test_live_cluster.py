@@ -12,9 +12,9 @@ import pytest
 
 import httpx
 
-from server.app import create_app
-from server.config import KubeSettings, Settings
-from server.definitions import Phase
+from workload_map.app import create_app
+from workload_map.config import KubeSettings, Settings
+from workload_map.definitions import Phase
 from tests.api.live import serving
 from tests.api.test_cluster_e2e import wait_until_async
 

@@ -1,4 +1,4 @@
-"""Definition lookups shared by GraphQL and REST (server.service.lookup)."""
+"""Definition lookups shared by GraphQL and REST (workload_map.service.lookup)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import copy
 
 import pytest
 
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.definitions.load import load_definition
-from server.definitions.registry import DefinitionRegistry
-from server.errors import DefinitionNotFound
-from server.service.lookup import definition_for, definition_named, definitions_in_force
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.load import load_definition
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import DefinitionNotFound
+from workload_map.service.lookup import definition_for, definition_named, definitions_in_force
 
 
 def registry_with_two_jobset_registrations() -> DefinitionRegistry:

@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 import yaml
 
-from server.app import create_app
-from server.config import ResolverSettings, Settings
-from server.definitions.catalog import Catalog
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
+from workload_map.app import create_app
+from workload_map.config import ResolverSettings, Settings
+from workload_map.definitions.catalog import Catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
 from tests.api.live import serving, wait_until
 from tests.service.support import LOOP_PATH, SLOW_PATH, demo, demo_definition, slow_demo
 

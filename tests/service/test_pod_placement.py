@@ -1,4 +1,4 @@
-"""The scheduler view (server.service.pods) over the seed JobSet, in both gang forms."""
+"""The scheduler view (workload_map.service.pods) over the seed JobSet, in both gang forms."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import yaml
 
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
 from tests.resolution.jobset_objects import NS, RUNNING_STATUS, jobs_and_pods, jobset
 
 JOBSET_FILE = "jobset-x-k8s-io-jobset-v1alpha2.yaml"

@@ -1,4 +1,4 @@
-"""The framework-free registration path (server.service): what GraphQL and REST both call."""
+"""The framework-free registration path (workload_map.service): what GraphQL and REST both call."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.errors import Conflict, DefinitionNotFound, InvalidDefinition, InvalidRequest
-from server.gvk import GVK
-from server.service.following import REGISTERED_AT
-from server.service.registration import GVK_LABELS, Registrar, register_document
-from server.service.stores import DirectoryStore
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition, InvalidRequest
+from workload_map.gvk import GVK
+from workload_map.service.following import REGISTERED_AT
+from workload_map.service.registration import GVK_LABELS, Registrar, register_document
+from workload_map.service.stores import DirectoryStore
 
 JOBSET = GVK("jobset.x-k8s.io", "v1alpha2", "JobSet")
 

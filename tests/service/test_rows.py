@@ -1,4 +1,4 @@
-"""The JSON rows REST and ``wmap`` share (server.service.rows), over the seed JobSet."""
+"""The JSON rows REST and ``wmap`` share (workload_map.service.rows), over the seed JobSet."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.kube.snapshot import SnapshotReader
-from server.service import WorkloadService
-from server.service.rows import definition_dict, phase_state, summary
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.service import WorkloadService
+from workload_map.service.rows import definition_dict, phase_state, summary
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 
 
@@ -39,7 +39,7 @@ def test_wmap_get_json_prints_the_same_rows(tmp_path: Path) -> None:
     objects = [jobset(status=RUNNING_STATUS), *jobs, *pods]
     path = tmp_path / "seed.yaml"
     path.write_text(yaml.safe_dump_all(objects))
-    result = subprocess.run([sys.executable, "-m", "server", "get", "jobset", "-n", "ml", "--snapshot", str(path),
+    result = subprocess.run([sys.executable, "-m", "workload_map", "get", "jobset", "-n", "ml", "--snapshot", str(path),
                              "-o", "json"], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     registry = DefinitionRegistry(load_catalog(default_catalog_dir()))

@@ -62,7 +62,7 @@ def test_sigterm_stops_the_server_while_a_worker_loops(tmp_path: Path) -> None:
     port = sock.getsockname()[1]
     sock.close()
     env = {**os.environ, "WMAP_DEFINITIONS_DIR": str(tmp_path / "defs")}
-    process = subprocess.Popen([sys.executable, "-m", "server", "serve", "--snapshot", str(tmp_path / "objects.yaml"),
+    process = subprocess.Popen([sys.executable, "-m", "workload_map", "serve", "--snapshot", str(tmp_path / "objects.yaml"),
                                 "--port", str(port), "--state-dir", str(tmp_path / "state"),
                                 "--resolution-timeout", "60", "--resolver-workers", "2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -1,7 +1,7 @@
 """ViewStore snapshots read from another thread while the store changes are consistent.
 
 GraphQL queries read the views in the query thread while the event loop writes them
-(server.api.offload); here a writer thread plays the loop.
+(workload_map.api.offload); here a writer thread plays the loop.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import random
 import threading
 import time
 
-from server.service.views import ViewStore, sort_key
+from workload_map.service.views import ViewStore, sort_key
 from tests.service.test_aggregates import ENTRY, _view
 
 SIZE = 3000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from decimal import Decimal
 
-from server.service.viewcompact import compact_view
+from workload_map.service.viewcompact import compact_view
 from tests.catalog.support import resolve_fixture
 
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from server.config import default_catalog_dir
-from server.definitions.catalog import load_catalog
-from server.definitions.registry import DefinitionRegistry
-from server.errors import Conflict, InvalidDefinition, InvalidRequest
-from server.service.registration import Registrar
-from server.service.stores import DirectoryStore
-from server.service.workload_types import (
+from workload_map.config import default_catalog_dir
+from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.registry import DefinitionRegistry
+from workload_map.errors import Conflict, InvalidDefinition, InvalidRequest
+from workload_map.service.registration import Registrar
+from workload_map.service.stores import DirectoryStore
+from workload_map.service.workload_types import (
     TYPE_ANNOTATION,
     register_workload_type,
     runai_documents,
