@@ -64,6 +64,23 @@ async def wait_until_async(check: Any, timeout: float, step: float = 0.1) -> Any
         await asyncio.sleep(step)
 
 
+@contextlib.asynccontextmanager
+async def live_app(control_plane: Any, state_dir: Path) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
+    """``create_app`` on ``control_plane`` (admin kubeconfig) served on 127.0.0.1; yields
+    ``(app, client)`` once ``/readyz`` answers 200 (60 s at most)."""
+    app = create_app(Settings(kube=KubeSettings(kubeconfig=str(control_plane.admin_kubeconfig)),
+                              state_dir=state_dir))
+    async with serving(app, timeout=30) as host, \
+            httpx.AsyncClient(base_url=f"http://{host}", timeout=30) as client:
+
+        async def ready() -> bool:
+            return (await client.get("/readyz")).status_code == 200
+
+        await wait_until_async(ready, 60)
+        yield app, client
+
+
+
 async def _post(kube: httpx.AsyncClient, path: str, body: dict) -> dict:
     response = await kube.post(path, json=body)
     assert response.status_code == 201, f"{path}: {response.status_code} {response.text}"

@@ -14,12 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from workload_map.app import create_app
-from workload_map.config import KubeSettings, Settings
 from workload_map.gvk import GVK
 from workload_map.resolution.dra import RESOURCE_CLAIM
-from tests.api.live import serving
-from tests.api.test_cluster_e2e import wait_until_async
+from tests.api.test_cluster_e2e import live_app, wait_until_async
 from tests.kube.test_cluster import collection, owner_ref, send
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(400)]
@@ -66,15 +63,7 @@ async def _objects(c: httpx.AsyncClient, namespace: str) -> None:
 
 async def test_a_claim_allocation_alone_updates_the_allocated_figure(k8s_control_plane: Any, namespace: str,
                                                                      tmp_path: Path) -> None:
-    settings = Settings(kube=KubeSettings(kubeconfig=str(k8s_control_plane.admin_kubeconfig)), state_dir=tmp_path)
-    app = create_app(settings)
-    async with k8s_control_plane.async_client() as kube, serving(app, timeout=30) as host, \
-            httpx.AsyncClient(base_url=f"http://{host}", timeout=30) as client:
-
-        async def ready() -> bool:
-            return (await client.get("/readyz")).status_code == 200
-
-        await wait_until_async(ready, 60)
+    async with k8s_control_plane.async_client() as kube, live_app(k8s_control_plane, tmp_path) as (app, client):
         service = app.state.runtime.service
         await _objects(kube, namespace)
 

@@ -10,13 +10,9 @@ from typing import Any
 
 import pytest
 
-import httpx
 
-from workload_map.app import create_app
-from workload_map.config import KubeSettings, Settings
 from workload_map.definitions import Phase
-from tests.api.live import serving
-from tests.api.test_cluster_e2e import wait_until_async
+from tests.api.test_cluster_e2e import live_app, wait_until_async
 
 pytestmark = pytest.mark.cluster
 
@@ -33,15 +29,7 @@ def _pod(name: str) -> dict[str, Any]:
 
 async def test_a_pod_status_change_reaches_the_view_and_the_feed(k8s_control_plane: Any, namespace: str,
                                                                  tmp_path: Path) -> None:
-    settings = Settings(kube=KubeSettings(kubeconfig=str(k8s_control_plane.admin_kubeconfig)), state_dir=tmp_path)
-    app = create_app(settings)
-    async with k8s_control_plane.async_client() as kube, serving(app, timeout=30) as host, \
-            httpx.AsyncClient(base_url=f"http://{host}", timeout=30) as client:
-
-        async def ready() -> bool:
-            return (await client.get("/readyz")).status_code == 200
-
-        await wait_until_async(ready, 60)
+    async with k8s_control_plane.async_client() as kube, live_app(k8s_control_plane, tmp_path) as (app, client):
         app_service = app.state.runtime.service
         subscriber = app_service.feed.subscribe(namespace=namespace)
         created = await kube.post(f"/api/v1/namespaces/{namespace}/pods", json=_pod("p1"))
