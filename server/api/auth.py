@@ -4,8 +4,11 @@
 runtime's policy (``workload_map.auth.access``) who the caller is, and stores the resulting
 ``Guard`` in the scope (``wmap.guard``); a missing or rejected token is answered with a
 JSON 401 (``WWW-Authenticate: Bearer``) and the handler never runs. Open paths:
-``/livez``, ``/readyz``, ``/healthz`` and, with ``settings.metrics_public``, ``/metrics``
-(otherwise ``/metrics`` needs ``get`` on the non-resource URL ``/metrics``, as
+``/livez``, ``/readyz``, ``/healthz``, the static GraphiQL page a browser opens (``/``, which
+redirects to it, ``GET /graphql`` asking for ``text/html`` without a ``query`` parameter, and
+its npm files under ``/graphiql/assets/``: they hold no cluster data, and a browser cannot
+send a token with a page load; the queries the page sends need one) and, with
+``settings.metrics_public``, ``/metrics`` (otherwise ``/metrics`` needs ``get`` on the non-resource URL ``/metrics``, as
 kube-apiserver's own does).
 
 WebSockets (GraphQL subscriptions) may authenticate with the header on the upgrade request
@@ -21,6 +24,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workload_map.api.errors import response_for
+from workload_map.api.graphiql import ASSETS_PREFIX
 from workload_map.api.runtime import Runtime
 from workload_map.auth.access import Guard
 from workload_map.auth.identity import bearer_token
@@ -46,7 +50,7 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry point (the ASGI specification's application call)."""
-        if scope["type"] not in ("http", "websocket") or self._is_open(scope["path"]):
+        if scope["type"] not in ("http", "websocket") or self._is_open(scope):
             await self.app(scope, receive, send)
             return
         conn = HTTPConnection(scope)
@@ -60,8 +64,16 @@ class AuthMiddleware:
             scope[GUARD_KEY] = guard
         await self.app(scope, receive, send)
 
-    def _is_open(self, path: str) -> bool:
-        return path in OPEN_PATHS or (path == "/metrics" and self.runtime.settings.metrics_public)
+    def _is_open(self, scope: Scope) -> bool:
+        path = scope["path"]
+        if path in OPEN_PATHS or (path == "/metrics" and self.runtime.settings.metrics_public):
+            return True
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            return False
+        if path == "/" or path.startswith(ASSETS_PREFIX):
+            return True
+        page = path.rstrip("/") == "/graphql" and b"query=" not in scope.get("query_string", b"")
+        return page and "text/html" in HTTPConnection(scope).headers.get("accept", "")
 
     async def _guard(self, scope: Scope, header: str | None) -> Guard | None:
         """The request's guard; None for a websocket without a header (authenticated later).

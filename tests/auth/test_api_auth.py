@@ -51,6 +51,14 @@ async def test_no_token_and_bad_tokens_are_401_and_health_stays_open(tmp_path: P
                 assert response.headers["www-authenticate"].startswith("Bearer")
         for path in ("/livez", "/readyz", "/healthz", "/metrics"):
             assert (await client.get(path)).status_code == 200, path
+        # the GraphiQL page a browser opens is static (no cluster data): no token needed for it...
+        page = await client.get("/graphql", headers={"Accept": "text/html"})
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        assert (await client.get("/")).status_code in (302, 307)
+        # ...but a query over GET, even asking for HTML, and a POST still need one
+        for method, path in (("GET", "/graphql?query=%7Bcluster%7Bname%7D%7D"), ("POST", "/graphql")):
+            response = await client.request(method, path, headers={"Accept": "text/html"}, json={"query": "{ cluster }"})
+            assert response.status_code == 401, (method, path)
 
 
 async def test_private_metrics_need_get_on_the_metrics_url(tmp_path: Path) -> None:
