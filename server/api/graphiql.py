@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+from workload_map.api.errors import error_response
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +121,11 @@ class GraphiQLPage:
     async def serve_asset(self, request: Request) -> Response:
         """``GET /graphiql/assets/<name>@<version>/<path>``: one file the page names, else a JSON 404."""
         if request.method not in ("GET", "HEAD"):
-            return JSONResponse({"error": {"code": "method_not_allowed", "message": "GraphiQL assets are read with GET"}},
-                                status_code=405, headers={"allow": "GET, HEAD"})
+            return error_response(405, "method_not_allowed", "GraphiQL assets are read with GET",
+                                  headers={"allow": "GET, HEAD"})
         path = self._files.get(request.url.path)
         if path is None:
-            return JSONResponse({"error": {"code": "not_found", "message": f"no GraphiQL asset {request.url.path}"}},
-                                status_code=404)
+            return error_response(404, "not_found", f"no GraphiQL asset {request.url.path}")
         return Response(path.read_bytes(), media_type=CONTENT_TYPES.get(path.suffix, "application/octet-stream"),
                         headers={"cache-control": "public, max-age=31536000, immutable",
                                  "x-content-type-options": "nosniff"})

@@ -265,7 +265,7 @@ async def _get(args: argparse.Namespace) -> int:
     finally:
         if close is not None:
             await close()
-    views.sort(key=lambda v: (v.created_at or "", v.name), reverse=True)
+    views.sort(key=lambda v: (v.namespace or "", v.name))  # kubectl's order: namespace, then name
     if views or args.output in ("json", "yaml"):
         print(render_list(views, args.output))
     else:

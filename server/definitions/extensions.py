@@ -16,6 +16,13 @@ Karta) loads and resolves exactly as before:
 
 Components that are not stand-ins keep precedence: an outer component that claims a pod of
 a nested child overrides the inner role that pod belongs to.
+
+* ``workload-map.run.ai/live-scale``: components whose children an autoscaler scales
+  (``workload_map.resolution.livescale`` reads them); parsed and checked here, so that
+  ``wmap validate`` and registration refuse an entry the resolver could not apply.
+
+Any other ``workload-map.run.ai/`` annotation key than those and the server's own
+(:data:`OWN_ANNOTATIONS`) is refused as a misspelt extension.
 """
 
 from __future__ import annotations
@@ -27,8 +34,19 @@ from workload_map.errors import Problem
 
 NESTED_ANNOTATION = "workload-map.run.ai/nested"
 STANDIN_ANNOTATION = "workload-map.run.ai/nested-standin"
-EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION)
+LIVE_SCALE_ANNOTATION = "workload-map.run.ai/live-scale"
+EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, LIVE_SCALE_ANNOTATION)
+#: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
+OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
+                             "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type"})
+_PREFIX = "workload-map.run.ai/"
 _PATH = "metadata.annotations"
+
+GroupKind = tuple[str, str]
+#: Child kinds whose live replica count ``live-scale`` can read (the resolver has a reader each).
+LIVE_SCALE_KINDS: frozenset[GroupKind] = frozenset({
+    ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("grove.io", "PodClique"), ("ray.io", "RayCluster")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +56,17 @@ class Extensions:
     Attributes:
         nested: (group, kind) of the child kinds resolved through their own definition.
         standin: child component names left out while a nested child exists.
+        live_scale: component names whose children's live replicas win over the template.
     """
 
     nested: tuple[tuple[str, str], ...] = ()
     standin: tuple[str, ...] = ()
+    live_scale: tuple[str, ...] = ()
 
     def names(self) -> list[str]:
         """The annotation names in use, in documentation order."""
-        used = ((NESTED_ANNOTATION, self.nested), (STANDIN_ANNOTATION, self.standin))
+        used = ((NESTED_ANNOTATION, self.nested), (STANDIN_ANNOTATION, self.standin),
+                (LIVE_SCALE_ANNOTATION, self.live_scale))
         return [name for name, value in used if value]
 
 
@@ -72,7 +93,50 @@ def extensions_of(definition: Definition) -> Extensions:
     """
     annotations = _annotations(definition)
     nested = tuple(_group_kind(i) for i in _items(annotations.get(NESTED_ANNOTATION)) if _group_kind(i)[1])
-    return Extensions(nested, tuple(_items(annotations.get(STANDIN_ANNOTATION))))
+    return Extensions(nested, tuple(_items(annotations.get(STANDIN_ANNOTATION))),
+                      tuple(live_scale_entries(definition)[0]))
+
+
+def live_scale_entries(definition: Definition) -> tuple[dict[str, frozenset[GroupKind]], list[str]]:
+    """The ``live-scale`` annotation parsed: ``(component -> child kinds, problems)``.
+
+    Grammar: entries separated by commas, each ``component`` (children of the component's
+    own kind) or ``component=Kind.group|Kind.group`` (the core group is ``Kind``). An entry is
+    a problem (and left out) when the component does not exist, is the root or a logical
+    component without explicit kinds, or names a kind outside :data:`LIVE_SCALE_KINDS`.
+    """
+    text = _annotations(definition).get(LIVE_SCALE_ANNOTATION)
+    kinds: dict[str, frozenset[GroupKind]] = {}
+    problems: list[str] = []
+    if text is not None and not str(text).strip():
+        problems.append("live-scale entry '': names no component")
+    for entry in str(text or "").split(","):
+        name, _, listed = (part.strip() for part in entry.partition("="))
+        if not name:
+            continue
+        try:
+            kinds[name] = _entry_kinds(definition, name, listed)
+        except ValueError as exc:
+            problems.append(f"live-scale entry {entry.strip()!r}: {exc}")
+    return kinds, problems
+
+
+def _entry_kinds(definition: Definition, name: str, listed: str) -> frozenset[GroupKind]:
+    try:
+        component = definition.component(name)
+    except KeyError:
+        raise ValueError(f"no component named {name}") from None
+    if listed:
+        found = frozenset((group, kind) for kind, _, group in (k.strip().partition(".") for k in listed.split("|")))
+    elif component.kind is None or component is definition.root:
+        raise ValueError("the root or a logical component needs its child kinds (component=Kind.group)")
+    else:
+        found = frozenset({component.kind.group_kind})
+    unread = sorted(f"{k}.{g}".rstrip(".") for g, k in found if (g, k) not in LIVE_SCALE_KINDS)
+    if unread:
+        raise ValueError(f"the replicas of {', '.join(unread)} are not read (readable: "
+                         f"{', '.join(sorted(f'{k}.{g}' for g, k in LIVE_SCALE_KINDS))})")
+    return found
 
 
 def extension_problems(definition: Definition) -> list[Problem]:
@@ -80,10 +144,17 @@ def extension_problems(definition: Definition) -> list[Problem]:
 
     Rules: every ``nested`` item is ``[group/]Kind`` with a Kind starting with an upper-case
     letter and is not the definition's own kind; ``nested-standin`` needs ``nested`` and
-    names child components that carry pods and own no other component.
+    names child components that carry pods and own no other component; every ``live-scale``
+    entry applies (:func:`live_scale_entries`); no other key of the ``workload-map.run.ai/``
+    prefix than the extensions and :data:`OWN_ANNOTATIONS`.
     """
     annotations = _annotations(definition)
     problems: list[Problem] = []
+    for key in sorted(str(k) for k in annotations):
+        if key.startswith(_PREFIX) and key not in EXTENSION_ANNOTATIONS and key not in OWN_ANNOTATIONS:
+            problems.append(Problem(f"{_PATH}[{key}]", f"unknown extension annotation (known: "
+                                                      f"{', '.join(EXTENSION_ANNOTATIONS)})"))
+    problems += [Problem(f"{_PATH}[{LIVE_SCALE_ANNOTATION}]", m) for m in live_scale_entries(definition)[1]]
     nested_items = _items(annotations.get(NESTED_ANNOTATION))
     for item in nested_items:
         group, kind = _group_kind(item)
@@ -106,5 +177,6 @@ def extension_problems(definition: Definition) -> list[Problem]:
     return problems
 
 
-__all__ = ["EXTENSION_ANNOTATIONS", "NESTED_ANNOTATION", "STANDIN_ANNOTATION", "Extensions", "extension_problems",
-           "extensions_of"]
+__all__ = ["EXTENSION_ANNOTATIONS", "LIVE_SCALE_ANNOTATION", "LIVE_SCALE_KINDS", "NESTED_ANNOTATION",
+           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
+           "live_scale_entries"]

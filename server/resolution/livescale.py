@@ -28,16 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from workload_map.definitions.extensions import LIVE_SCALE_ANNOTATION, LIVE_SCALE_KINDS, GroupKind, live_scale_entries
 from workload_map.definitions.model import Definition
 from workload_map.jq import Document
 from workload_map.resolution.extract import MAX_REPLICAS
 from workload_map.resolution.pods import Attributor
 from workload_map.resolution.view import ResolutionError
 
-LIVE_SCALE_ANNOTATION = "workload-map.run.ai/live-scale"
 _FIELD = f'metadata.annotations["{LIVE_SCALE_ANNOTATION}"]'
 
-GroupKind = tuple[str, str]
 #: (stand-in pod manifest, pods the child wants from that template)
 StandIn = tuple[dict[str, Any], int]
 
@@ -137,6 +136,7 @@ READERS: dict[GroupKind, Callable[[Mapping[str, Any]], list[StandIn]]] = {
     ("grove.io", "PodClique"): _pod_clique,
     ("ray.io", "RayCluster"): _ray_cluster,
 }
+assert READERS.keys() == LIVE_SCALE_KINDS, "a live-scale kind without a reader (or the reverse)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,39 +154,12 @@ class LiveRules:
 def live_rules(definition: Definition, errors: list[ResolutionError]) -> LiveRules:
     """The definition's live-scale rules; bad entries are reported in ``errors`` and skipped.
 
-    An entry is refused when the component does not exist, is the root without explicit
-    kinds, or names a kind whose replicas are not read (:data:`READERS`).
+    Parsing and the entry rules are ``workload_map.definitions.extensions.live_scale_entries``
+    (validation refuses the same entries, so a definition in force reports none).
     """
-    annotations = (definition.manifest.get("metadata") or {}).get("annotations") or {}
-    text = annotations.get(LIVE_SCALE_ANNOTATION) if isinstance(annotations, Mapping) else None
-    kinds: dict[str, frozenset[GroupKind]] = {}
-    for entry in str(text or "").split(","):
-        name, _, listed = (part.strip() for part in entry.partition("="))
-        if not name:
-            continue
-        try:
-            kinds[name] = _entry_kinds(definition, name, listed)
-        except ValueError as exc:
-            errors.append(ResolutionError(f"live-scale entry {entry.strip()!r}: {exc}", field=_FIELD))
+    kinds, problems = live_scale_entries(definition)
+    errors.extend(ResolutionError(message, field=_FIELD) for message in problems)
     return LiveRules(kinds)
-
-
-def _entry_kinds(definition: Definition, name: str, listed: str) -> frozenset[GroupKind]:
-    try:
-        component = definition.component(name)
-    except KeyError:
-        raise ValueError(f"no component named {name}") from None
-    if listed:
-        found = frozenset((group, kind) for kind, _, group in (k.strip().partition(".") for k in listed.split("|")))
-    elif component.kind is None or component is definition.root:
-        raise ValueError("the root or a logical component needs its child kinds (component=Kind.group)")
-    else:
-        found = frozenset({component.kind.group_kind})
-    unread = sorted(f"{k}.{g}".rstrip(".") for g, k in found if (g, k) not in READERS)
-    if unread:
-        raise ValueError(f"the replicas of {', '.join(unread)} are not read (readable: "
-                         f"{', '.join(sorted(f'{k}.{g}' for g, k in READERS))})")
-    return found
 
 
 def _group_kind(obj: Mapping[str, Any]) -> GroupKind:

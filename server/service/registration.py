@@ -91,7 +91,8 @@ class Registrar(DefinitionIntake):
             InvalidRequest: undecodable text.
             InvalidDefinition: every problem, by field path (including a bad name and
                 expressions that do not finish within the trial budget).
-            Conflict: another registered definition (other name) claims the same GVK.
+            Conflict: another registered definition (other name) claims the same GVK, or
+                the name is that of a catalog or registered definition of another GVK.
         """
         definition = load_definition(doc)
         problems = [] if _NAME.fullmatch(definition.name) else [Problem(
@@ -108,6 +109,12 @@ class Registrar(DefinitionIntake):
             if entry.gvk == definition.gvk and entry.key != definition.name:
                 raise Conflict(f"definition {entry.key!r} is already registered for {definition.gvk}; "
                                f"delete it first or register under that name")
+        named = [("catalog", e.definition.name, e.gvk) for e in self.registry.catalog]
+        named += [(e.origin, e.key, e.gvk) for e in self.registry.registered()]
+        for origin, name, gvk in named:
+            if name == definition.name and gvk != definition.gvk:
+                raise Conflict(f"the name {definition.name!r} is taken by the {origin} definition for {gvk}; "
+                               f"a definition name identifies one type: choose another name")
         return definition
 
     async def register(self, doc: Any, *, dry_run: bool = False) -> Registration:

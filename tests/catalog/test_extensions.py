@@ -15,7 +15,8 @@ import pytest
 
 from workload_map.cli.main import main
 from workload_map.definitions import load_documents
-from workload_map.definitions.extensions import NESTED_ANNOTATION, STANDIN_ANNOTATION, extensions_of
+from workload_map.definitions.extensions import (LIVE_SCALE_ANNOTATION, NESTED_ANNOTATION, STANDIN_ANNOTATION,
+                                                   extensions_of)
 from workload_map.definitions.load import check_definition, load_definition
 from tests.catalog.support import CATALOG_DIR, catalog, definition, shared_dir
 
@@ -79,6 +80,14 @@ def _with(annotations: dict[str, str], slug: str = "batch-cronjob-v1") -> dict[s
     # LeaderWorkerSet's group owns leader and worker and has no pods of its own
     ({NESTED_ANNOTATION: "apps/StatefulSet", STANDIN_ANNOTATION: "group"}, "leaderworkerset-x-k8s-io-leaderworkerset-v1",
      'component "group" must carry pods and own no other component'),
+    # live-scale: an unknown component, a kind with no replica reader, the root without kinds
+    ({LIVE_SCALE_ANNOTATION: "nope"}, "ray-io-rayservice-v1", "live-scale entry 'nope': no component named nope"),
+    ({LIVE_SCALE_ANNOTATION: "head=Bogus.nowhere"}, "ray-io-rayservice-v1",
+     "live-scale entry 'head=Bogus.nowhere': the replicas of Bogus.nowhere are not read"),
+    ({LIVE_SCALE_ANNOTATION: "rayservice"}, "ray-io-rayservice-v1", "the root or a logical component needs"),
+    ({LIVE_SCALE_ANNOTATION: ""}, "ray-io-rayservice-v1", "names no component"),
+    # a misspelt extension key is refused, not ignored
+    ({"workload-map.run.ai/nestd": "batch/Job"}, "batch-cronjob-v1", "unknown extension annotation"),
 ])
 def test_malformed_extension_is_a_finding(annotations: dict[str, str], slug: str, message: str) -> None:
     defn, problems = check_definition(_with(annotations, slug))

@@ -110,9 +110,10 @@ def get(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_get_selector_and_outputs(two_jobsets: Path, capsys: pytest.CaptureFixture[str]) -> None:
     snap = ["--snapshot", str(two_jobsets)]
-    # files without -n: every namespace; newest first (eval was created a day after train)
+    # files without -n: every namespace, in kubectl's order (namespace, then name): ml/train
+    # before other/eval, although eval was created a day later
     assert get(capsys, "get", "jobset", *snap, "-o", "name")[:2] == (
-        0, "jobset.jobset.x-k8s.io/eval\njobset.jobset.x-k8s.io/train\n")
+        0, "jobset.jobset.x-k8s.io/train\njobset.jobset.x-k8s.io/eval\n")
     assert get(capsys, "get", "jobset", *snap, "-l", "team=a", "-o", "name")[1] == "jobset.jobset.x-k8s.io/train\n"
     assert get(capsys, "get", "jobset", *snap, "-l", "team in (a,b)", "-o", "name")[1].count("\n") == 2
     assert get(capsys, "get", "jobset", *snap, "-l", "team notin (a),!gone", "-o", "name")[1] == (

@@ -89,6 +89,7 @@ async def test_with_assets_present_the_page_references_only_local_urls(tmp_path:
                       "/graphiql/assets/graphiql@3.8.3/%2e%2e/%2e%2e/state"):
             missing = await client.get(other)
             assert missing.status_code == 404  # only the files the page names
+            assert missing.json()["error"] == "not_found"  # the server's one error shape
         root = await client.get("/", follow_redirects=False)
         assert (root.status_code, root.headers["location"]) == (307, "/graphql")
 

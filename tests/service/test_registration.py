@@ -98,3 +98,20 @@ async def test_a_stored_file_that_fails_validation_is_skipped_not_raised(tmp_pat
     assert [e.key for e in r.registry.registered("state")] == ["good"]
     (skipped,) = r.skipped.values()
     assert skipped.key == "bad" and any("nobody" in p.message for p in skipped.problems)
+
+
+async def test_a_name_taken_by_another_type_is_refused_and_nothing_changes(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    rayjob = copy.deepcopy(load_catalog(default_catalog_dir()).find("rayjob").definition.manifest)
+    rayjob["metadata"] = {"name": "jobset-x-k8s-io-jobset-v1alpha2"}  # the JobSet catalog entry's name
+    with pytest.raises(Conflict, match="taken by the catalog definition for jobset.x-k8s.io/v1alpha2"):
+        await register_document(r, rayjob)
+    await register_document(r, jobset_doc("team-defs"))
+    rayjob["metadata"] = {"name": "team-defs"}  # a registered JobSet definition's name
+    with pytest.raises(Conflict, match="taken by the state definition"):
+        await register_document(r, rayjob)
+    assert [e.key for e in r.registry.registered()] == ["team-defs"] and sorted(p.name for p in tmp_path.iterdir()) \
+        == ["team-defs.yaml"]
+    # the catalog name for the catalog's own type is still an override, not a conflict
+    fresh = registrar(tmp_path / "fresh")
+    assert (await register_document(fresh, jobset_doc("jobset-x-k8s-io-jobset-v1alpha2"), dry_run=True)).dry_run
