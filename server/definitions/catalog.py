@@ -15,7 +15,8 @@ Start-up cost: compiling every jq expression of the catalog (about 250) takes lo
 the rest of an offline ``wmap describe -f``. ``load_catalog(..., defer_jq=True)`` checks
 every rule but the jq one at load and leaves the jq rule to :meth:`Catalog.check`, which
 the offline CLI calls with the kinds its input holds (``wmap validate``, ``wmap catalog``
-and ``wmap serve`` load the catalog fully checked).
+and ``wmap serve`` load the catalog fully checked). The files' parsed YAML is cached by
+content (``workload_map.definitions.parsecache``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workload_map.definitions.load import load_definition, load_documents
+from workload_map.definitions.parsecache import parsed_files
 from workload_map.definitions.model import Definition
 from workload_map.errors import DefinitionError, DefinitionNotFound, InvalidDefinition, ServerError
 from workload_map.gvk import GVK
@@ -145,16 +147,16 @@ def load_catalog(directory: str | Path, *, defer_jq: bool = False) -> Catalog:
         raise DefinitionError(f"catalog directory {folder} {reason}: the built-in catalog cannot be empty "
                               "(set WMAP_CATALOG_DIR or --catalog-dir to the catalog folder)")
     entries = []
-    for path in files:
-        for doc in load_documents(path.read_text(encoding="utf-8"), source=path.name):
+    for name, docs in parsed_files(files):
+        for doc in docs:
             try:
                 definition = load_definition(doc, check_jq=not defer_jq)
             except InvalidDefinition as exc:
-                raise DefinitionError(f"catalog file {path.name}: {exc}") from None
+                raise DefinitionError(f"catalog file {name}: {exc}") from None
             annotations = doc.get("metadata", {}).get("annotations") or {}
             aliases = tuple(a.strip().lower() for a in str(annotations.get(ALIASES_ANNOTATION, "")).split(",")
                             if a.strip())
-            entries.append(CatalogEntry(definition, path.name, aliases,
+            entries.append(CatalogEntry(definition, name, aliases,
                                         str(annotations.get(SOURCE_VERSION_ANNOTATION, ""))))
     return Catalog(entries, unchecked=[e.gvk for e in entries] if defer_jq else ())
 
