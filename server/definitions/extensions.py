@@ -17,6 +17,10 @@ Karta) loads and resolves exactly as before:
 Components that are not stand-ins keep precedence: an outer component that claims a pod of
 a nested child overrides the inner role that pod belongs to.
 
+* ``workload-map.run.ai/nested-templates``: a jq expression over the root giving the objects
+  it will create, as embedded templates (AppWrapper's ``.spec.components[].template``); while
+  no nested child exists, each of a nested kind is resolved as a would-be child through its
+  own definition (no pods yet), so queued work shows its roles and demand;
 * ``workload-map.run.ai/live-scale``: components whose children an autoscaler scales
   (``workload_map.resolution.livescale`` reads them); parsed and checked here, so that
   ``wmap validate`` and registration refuse an entry the resolver could not apply.
@@ -35,7 +39,8 @@ from workload_map.errors import Problem
 NESTED_ANNOTATION = "workload-map.run.ai/nested"
 STANDIN_ANNOTATION = "workload-map.run.ai/nested-standin"
 LIVE_SCALE_ANNOTATION = "workload-map.run.ai/live-scale"
-EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, LIVE_SCALE_ANNOTATION)
+TEMPLATES_ANNOTATION = "workload-map.run.ai/nested-templates"
+EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTATION, LIVE_SCALE_ANNOTATION)
 #: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
 OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
                              "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type"})
@@ -57,16 +62,18 @@ class Extensions:
         nested: (group, kind) of the child kinds resolved through their own definition.
         standin: child component names left out while a nested child exists.
         live_scale: component names whose children's live replicas win over the template.
+        templates: the jq expression giving the would-be children ("" when unused).
     """
 
     nested: tuple[tuple[str, str], ...] = ()
     standin: tuple[str, ...] = ()
     live_scale: tuple[str, ...] = ()
+    templates: str = ""
 
     def names(self) -> list[str]:
         """The annotation names in use, in documentation order."""
         used = ((NESTED_ANNOTATION, self.nested), (STANDIN_ANNOTATION, self.standin),
-                (LIVE_SCALE_ANNOTATION, self.live_scale))
+                (TEMPLATES_ANNOTATION, self.templates), (LIVE_SCALE_ANNOTATION, self.live_scale))
         return [name for name, value in used if value]
 
 
@@ -94,7 +101,7 @@ def extensions_of(definition: Definition) -> Extensions:
     annotations = _annotations(definition)
     nested = tuple(_group_kind(i) for i in _items(annotations.get(NESTED_ANNOTATION)) if _group_kind(i)[1])
     return Extensions(nested, tuple(_items(annotations.get(STANDIN_ANNOTATION))),
-                      tuple(live_scale_entries(definition)[0]))
+                      tuple(live_scale_entries(definition)[0]), str(annotations.get(TEMPLATES_ANNOTATION) or "").strip())
 
 
 def live_scale_entries(definition: Definition) -> tuple[dict[str, frozenset[GroupKind]], list[str]]:
@@ -166,6 +173,11 @@ def extension_problems(definition: Definition) -> list[Problem]:
     standin = _items(annotations.get(STANDIN_ANNOTATION))
     if standin and not nested_items:
         problems.append(Problem(f"{_PATH}[{STANDIN_ANNOTATION}]", f"needs {NESTED_ANNOTATION}"))
+    templates = annotations.get(TEMPLATES_ANNOTATION)
+    if templates is not None and not nested_items:
+        problems.append(Problem(f"{_PATH}[{TEMPLATES_ANNOTATION}]", f"needs {NESTED_ANNOTATION}"))
+    elif templates is not None and not str(templates).strip():
+        problems.append(Problem(f"{_PATH}[{TEMPLATES_ANNOTATION}]", "is empty (a jq expression giving objects)"))
     children = {c.name: c for c in definition.children}
     for name in standin:
         component = children.get(name)
@@ -178,5 +190,5 @@ def extension_problems(definition: Definition) -> list[Problem]:
 
 
 __all__ = ["EXTENSION_ANNOTATIONS", "LIVE_SCALE_ANNOTATION", "LIVE_SCALE_KINDS", "NESTED_ANNOTATION",
-           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
+           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "TEMPLATES_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
            "live_scale_entries"]

@@ -40,6 +40,8 @@ from workload_map.resolution.pods import Attributor, pod_view, reaches_root, wor
 from workload_map.resolution.resources import add_into
 from workload_map.resolution.view import ComponentView, ResolutionError, WorkloadView
 
+_TEMPLATES_FIELD = 'metadata.annotations["workload-map.run.ai/nested-templates"]'
+
 #: Nested definitions keyed by the child object's GVK.
 Nested = Mapping[GVK, Definition]
 Skip = frozenset[tuple[str, str]]
@@ -63,7 +65,9 @@ def nested_definitions(definition: Definition, objects: Sequence[Mapping[str, An
 
     Returns:
         GVK of each nested child present (also of nested children of nested children) ->
-        its definition; empty when the outer definition does not use the extension.
+        its definition; empty when the outer definition does not use the extension. With
+        ``nested-templates`` and no child present: every nested kind's definition in force
+        (``lookup`` falls back across versions of a group/kind), for the would-be children.
     """
     wanted = set(extensions_of(definition).nested)
     out: dict[GVK, Definition] = {}
@@ -78,6 +82,11 @@ def nested_definitions(definition: Definition, objects: Sequence[Mapping[str, An
                 out[gvk] = inner
                 found |= set(extensions_of(inner).nested)
         wanted = found - {g.group_kind for g in out}
+    if not out and extensions_of(definition).templates:  # would-be children: every nested kind, any version
+        for group, kind in extensions_of(definition).nested:
+            inner = lookup({"apiVersion": f"{group}/v1" if group else "v1", "kind": kind})
+            if inner is not None and inner.gvk.group_kind == (group, kind):
+                out[inner.gvk] = inner
     return out
 
 
@@ -97,6 +106,48 @@ def nested_children(definition: Definition, root: Mapping[str, Any], objects: Se
     uids = {uid_of(o) for o in found}
     outermost = [o for o in found if not uids & set(owner_chain(o, by_uid.get).uids())]
     return sorted(outermost, key=lambda o: (str(o.get("kind")), str(o.get("metadata", {}).get("name"))))
+
+
+def template_children(definition: Definition, root: Mapping[str, Any], nested: Nested,
+                      errors: list[ResolutionError]) -> list[dict[str, Any]]:
+    """Would-be children from ``workload-map.run.ai/nested-templates`` (used while none exists).
+
+    Each object the expression gives whose group/kind is nested and has a definition in
+    ``nested`` becomes a child named as its template says (else ``<root>-<index>``), in the
+    root's namespace, controller-owned by the root, with a uid derived from the root's. A
+    failing expression is reported in ``errors`` and gives none.
+    """
+    expression = extensions_of(definition).templates
+    root_uid = uid_of(root)
+    if not expression or not root_uid or not nested:
+        return []
+    try:
+        outs = compile_program(expression).all(Document(root))
+    except JqError as exc:
+        errors.append(ResolutionError(f"nested-templates: {exc}", field=_TEMPLATES_FIELD))
+        return []
+    kinds = set(extensions_of(definition).nested)
+    meta = root.get("metadata") or {}
+    owner = {"apiVersion": root.get("apiVersion"), "kind": root.get("kind"), "name": meta.get("name"),
+             "uid": root_uid, "controller": True}
+    children = []
+    for index, template in enumerate(outs):
+        gvk = _gvk(template) if isinstance(template, Mapping) else None
+        if gvk is None or gvk.group_kind not in kinds or lookup_nested(nested, gvk) is None:
+            continue
+        tmeta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+        name = str(tmeta.get("name") or f"{meta.get('name')}-{index}")
+        children.append({**template, "metadata": {**tmeta, "name": name, "namespace": meta.get("namespace"),
+                                                   "uid": f"{root_uid}-template-{index}", "ownerReferences": [owner]}})
+    return children
+
+
+def lookup_nested(nested: Nested, gvk: GVK) -> Definition | None:
+    """The nested definition for ``gvk``: its own, else one of the same group/kind."""
+    found = nested.get(gvk)
+    if found is not None:
+        return found
+    return next((d for g, d in nested.items() if g.group_kind == gvk.group_kind), None)
 
 
 def without(definition: Definition, names: set[str]) -> Definition:

@@ -183,9 +183,13 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     """
     inputs: dict[str, Any] = {"objects": objects, "origin": origin, "policy": policy, "claims": claims,
                               "claim_templates": claim_templates}
-    children = nesting.nested_children(definition, root, objects, nested or {})
+    children: list[Mapping[str, Any]] = list(nesting.nested_children(definition, root, objects, nested or {}))
+    template_errors: list[ResolutionError] = []
+    if not children:  # nothing created yet: what the root's templates will create (nested-templates)
+        children = list(nesting.template_children(definition, root, nested or {}, template_errors))
     used = nesting.outer_definition(definition, children)
     view = _resolve_one(used, root, pods=pods, skip=skip, **inputs)
+    view.errors.extend(template_errors)
     claimed = {p.uid for c in view.all_components() for p in c.pods}
     at = nesting.insertion_index(definition, used, view)
     if used is not definition:
@@ -194,7 +198,9 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         root_uid = uid_of(root)
         inputs["objects"] = [o for o in objects if uid_of(o) != root_uid]
     for child in children:
-        inner = (nested or {})[GVK.of(child)]
+        inner = nesting.lookup_nested(nested or {}, GVK.of(child))
+        if inner is None:
+            continue
         mine = nesting.child_pods(child, objects, pods)
         try:
             inner_used, inner_skip = nesting.inner_definition(

@@ -16,7 +16,7 @@ import pytest
 from workload_map.cli.main import main
 from workload_map.definitions import load_documents
 from workload_map.definitions.extensions import (LIVE_SCALE_ANNOTATION, NESTED_ANNOTATION, STANDIN_ANNOTATION,
-                                                   extensions_of)
+                                                   TEMPLATES_ANNOTATION, extensions_of)
 from workload_map.definitions.load import check_definition, load_definition
 from tests.catalog.support import CATALOG_DIR, catalog, definition, shared_dir
 
@@ -86,6 +86,9 @@ def _with(annotations: dict[str, str], slug: str = "batch-cronjob-v1") -> dict[s
      "live-scale entry 'head=Bogus.nowhere': the replicas of Bogus.nowhere are not read"),
     ({LIVE_SCALE_ANNOTATION: "rayservice"}, "ray-io-rayservice-v1", "the root or a logical component needs"),
     ({LIVE_SCALE_ANNOTATION: ""}, "ray-io-rayservice-v1", "names no component"),
+    # nested-templates needs nested and an expression
+    ({NESTED_ANNOTATION: "", TEMPLATES_ANNOTATION: ".spec.jobTemplate"}, "batch-cronjob-v1", f"needs {NESTED_ANNOTATION}"),
+    ({NESTED_ANNOTATION: "batch/Job", TEMPLATES_ANNOTATION: " "}, "batch-cronjob-v1", "is empty"),
     # a misspelt extension key is refused, not ignored
     ({"workload-map.run.ai/nestd": "batch/Job"}, "batch-cronjob-v1", "unknown extension annotation"),
 ])
