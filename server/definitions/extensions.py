@@ -101,7 +101,13 @@ def extensions_of(definition: Definition) -> Extensions:
     annotations = _annotations(definition)
     nested = tuple(_group_kind(i) for i in _items(annotations.get(NESTED_ANNOTATION)) if _group_kind(i)[1])
     return Extensions(nested, tuple(_items(annotations.get(STANDIN_ANNOTATION))),
-                      tuple(live_scale_entries(definition)[0]), str(annotations.get(TEMPLATES_ANNOTATION) or "").strip())
+                      _live_scale_names(annotations.get(LIVE_SCALE_ANNOTATION)),
+                      str(annotations.get(TEMPLATES_ANNOTATION) or "").strip())
+
+
+def _live_scale_names(text: object) -> tuple[str, ...]:
+    """The component names of a ``live-scale`` value (no checks: called on every resolution)."""
+    return tuple(n for n in (e.partition("=")[0].strip() for e in str(text or "").split(",")) if n)
 
 
 def live_scale_entries(definition: Definition) -> tuple[dict[str, frozenset[GroupKind]], list[str]]:
