@@ -174,6 +174,7 @@ class ObjectGraph:
     def apply(self, gvk: GVK, event_type: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event (``ADDED``/``MODIFIED`` upsert, ``DELETED`` remove)."""
         store = self.store(gvk)
+        gvk = store.gvk  # one GVK object per type in the uid index, not one per event's caller
         if event_type == "DELETED":
             key = object_key(obj)
             self._publish(gvk, store.delete(*key) if key is not None else [])

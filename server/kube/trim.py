@@ -28,6 +28,11 @@ POD_METADATA = ("name", "namespace", "uid", "labels", "annotations", "ownerRefer
 POD_SPEC = ("resources", "overhead", "nodeName", "schedulerName", "priorityClassName", "resourceClaims")
 POD_CONTAINER = ("name", "resources", "restartPolicy")
 POD_STATUS = ("phase", "conditions", "reason", "message", "startTime", "resourceClaimStatuses")
+POD_CONDITION = ("type", "status", "reason", "message")
+"""What a pod condition keeps: the pod row reads Ready and PodScheduled status and reason
+(``workload_map.resolution.pods``), a core Pod workload's conditionsDefinition reads type,
+status, reason and message; the probe and transition times, different on every pod, would
+keep equal conditions from being shared (``workload_map.kube.compact``)."""
 
 CRD_METADATA = ("name", "uid", "resourceVersion", "generation", "deletionTimestamp")
 
@@ -61,19 +66,24 @@ def trim_generic(gvk: GVK, obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def trim_pod(gvk: GVK, obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The pod fields listed in ``POD_*``; containers keep name, resources, restartPolicy."""
+    """The pod fields listed in ``POD_*``; containers keep name, resources, restartPolicy;
+    conditions keep type, status, reason, message."""
     spec = obj.get("spec")
     trimmed_spec = _pick(spec, POD_SPEC)
     for field in ("containers", "initContainers"):
         containers = spec.get(field) if isinstance(spec, Mapping) else None
         if isinstance(containers, list):
             trimmed_spec[field] = [_pick(c, POD_CONTAINER) for c in containers]
+    status = _pick(obj.get("status"), POD_STATUS)
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        status["conditions"] = [_pick(c, POD_CONDITION) for c in conditions]
     return {
         "apiVersion": gvk.api_version,
         "kind": gvk.kind,
         "metadata": _pick(_clean_metadata(obj.get("metadata")), POD_METADATA),
         "spec": trimmed_spec,
-        "status": _pick(obj.get("status"), POD_STATUS),
+        "status": status,
     }
 
 

@@ -1,10 +1,11 @@
-"""``workload_map.kube.compact``: equal copies, interned strings, shared string-valued maps."""
+"""``workload_map.kube.compact``: equal copies, interned strings, shared sub-trees."""
 
 from __future__ import annotations
 
 import json
+import pickle
 
-from workload_map.kube.compact import INTERN_MAX, SharedMaps, compact
+from workload_map.kube.compact import INTERN_MAX, SHARE_MAX_ITEMS, SharedValues, compact
 
 
 def _decoded(obj: dict) -> dict:
@@ -12,44 +13,84 @@ def _decoded(obj: dict) -> dict:
     return json.loads(json.dumps(obj))
 
 
-POD = {"metadata": {"name": "p-0", "namespace": "team-a", "labels": {"app": "train", "role": "worker"}},
-       "spec": {"nodeName": "gpu-node-7", "containers": [{"name": "main", "resources": {
-           "requests": {"nvidia.com/gpu": "4"}, "limits": {"nvidia.com/gpu": "4"}}}]},
-       "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None}]},
-       "long": "x" * (INTERN_MAX + 1)}
+def _pod(name: str, uid: str, rv: str) -> dict:
+    return {"metadata": {"name": name, "namespace": "team-a", "uid": uid, "resourceVersion": rv,
+                         "labels": {"app": "train", "role": "worker"},
+                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u-j",
+                                              "controller": True, "blockOwnerDeletion": True}]},
+            "spec": {"nodeName": "gpu-node-7", "containers": [{"name": "main", "resources": {
+                "requests": {"nvidia.com/gpu": "4"}, "limits": {"nvidia.com/gpu": "4"}}}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "reason": None}]},
+            "long": "x" * (INTERN_MAX + 1)}
 
 
-def test_copy_is_equal_and_shares_nothing_mutable_with_the_input() -> None:
+POD = _pod("p-0", "u-0", "10")
+
+
+def test_copy_is_equal_and_shares_nothing_with_the_input() -> None:
     raw = _decoded(POD)
-    out = compact(raw, SharedMaps())
+    out = compact(raw, SharedValues())
     assert out == POD
     assert out is not raw and out["metadata"] is not raw["metadata"]
     assert out["spec"]["containers"] is not raw["spec"]["containers"]
+    assert out["status"]["conditions"][0] is not raw["status"]["conditions"][0]
 
 
-def test_two_decodes_share_strings_and_small_string_maps() -> None:
-    shared = SharedMaps()
-    a, b = compact(_decoded(POD), shared), compact(_decoded(POD), shared)
+def test_two_pods_of_one_template_share_every_sub_tree_but_their_metadata() -> None:
+    shared = SharedValues()
+    a = compact(_decoded(_pod("p-0", "u-0", "10")), shared)
+    b = compact(_decoded(_pod("p-1", "u-1", "11")), shared)
     assert a["metadata"]["namespace"] is b["metadata"]["namespace"]
-    assert a["spec"]["nodeName"] is b["spec"]["nodeName"]
-    assert a["metadata"]["labels"] is b["metadata"]["labels"]  # all-string map: shared
-    requests = [o["spec"]["containers"][0]["resources"]["requests"] for o in (a, b)]
-    assert requests[0] is requests[1]
-    # a map holding a non-string (None) and every list stays per object
-    assert a["status"]["conditions"][0] is not b["status"]["conditions"][0]
-    assert a["spec"]["containers"] is not b["spec"]["containers"]
-    # strings longer than INTERN_MAX are kept as they are
+    assert a["metadata"]["labels"] is b["metadata"]["labels"]
+    # the controller reference (bools included) and the list holding it
+    assert a["metadata"]["ownerReferences"] is b["metadata"]["ownerReferences"]
+    # the pod spec as a whole: the same node, the same containers
+    assert a["spec"] is b["spec"]
+    # a condition holding null, the condition list and the status map
+    assert a["status"] is b["status"]
+    # metadata carries resourceVersion: one per object version, never shared
+    assert a["metadata"] is not b["metadata"] and a is not b
+    # strings longer than INTERN_MAX are kept as they are (equal, not one object)
     assert a["long"] == b["long"] and a["long"] is not b["long"]
-    # distinct maps: the labels and {"nvidia.com/gpu": "4"} (requests == limits) = 2;
-    # hits: a's limits (1) + b's labels, requests, limits (3) = 4
-    assert (len(shared), shared.hits) == (2, 4)
 
 
-def test_a_full_table_is_emptied_and_sharing_starts_again() -> None:
-    shared = SharedMaps(capacity=2)
-    first = shared.share({"a": "1"})
-    shared.share({"b": "2"})
-    shared.share({"c": "3"})  # full: emptied, then {"c": "3"} remembered
-    assert len(shared) == 1
-    again = shared.share({"a": "1"})
-    assert again == first and again is not first
+def test_equal_values_of_other_types_never_share() -> None:
+    shared = SharedValues()
+    one, true, real, text = (compact({"x": v}, shared) for v in (1, True, 1.0, "1"))
+    assert [one["x"], true["x"], real["x"], text["x"]] == [1, True, 1.0, "1"]
+    assert [type(d["x"]) for d in (one, true, real, text)] == [int, bool, float, str]
+    # a list and a map of the same items, and lists of maps that differ only in a nested value
+    as_list, as_map = compact(["a", "b"], shared), compact({"a": "b"}, shared)
+    assert as_list == ["a", "b"] and as_map == {"a": "b"}
+    left, right = compact([{"r": {"cpu": "1"}}], shared), compact([{"r": {"cpu": "2"}}], shared)
+    assert left != right and left[0]["r"]["cpu"] == "1" and right[0]["r"]["cpu"] == "2"
+
+
+def test_large_containers_are_copied_not_shared() -> None:
+    shared = SharedValues()
+    big = {f"k{i}": "v" for i in range(SHARE_MAX_ITEMS + 1)}
+    a, b = compact(_decoded(big), shared), compact(_decoded(big), shared)
+    assert a == b == big and a is not b
+    small = dict(list(big.items())[:SHARE_MAX_ITEMS])
+    assert compact(_decoded(small), shared) is compact(_decoded(small), shared)
+
+
+def test_pickling_keeps_the_value() -> None:
+    shared = SharedValues()
+    pods = [compact(_decoded(_pod(f"p-{i}", f"u-{i}", str(i))), shared) for i in range(3)]
+    again = pickle.loads(pickle.dumps(pods))
+    assert again == [_pod(f"p-{i}", f"u-{i}", str(i)) for i in range(3)]
+
+
+def test_a_full_generation_ages_and_entries_met_again_survive() -> None:
+    shared = SharedValues(capacity=2)
+    first = compact({"a": "1"}, shared)
+    compact({"b": "2"}, shared)
+    compact({"c": "3"}, shared)  # young full: {"a"},{"b"} become old; {"c"} young
+    assert compact({"a": "1"}, shared) is first  # found in old: promoted
+    compact({"d": "4"}, shared)  # young ({"c"}, {"a"}) full: old dropped ({"b"} forgotten)
+    compact({"e": "5"}, shared)
+    assert len(shared) == 4
+    assert compact({"a": "1"}, shared) is first  # still in old ({"c"}, {"a"}): promoted again
+    again = compact({"b": "2"}, shared)  # forgotten: a new canonical, equal
+    assert again == {"b": "2"}
