@@ -1,12 +1,12 @@
 """The object store of one GVK: trimmed dicts plus indexes.
 
-A ``Store`` keeps the objects of one type keyed by ``(namespace, name)`` (``""`` for the
-namespace of cluster-scoped objects) and indexes them by uid, namespace and owner uid (every
-ownerReference, controller or not). Label selection (``list(labels=...)``, used by no
+A ``Store`` keeps the objects of one type by namespace and name (``""`` for the namespace of
+cluster-scoped objects) and indexes them by uid and owner uid (every ownerReference,
+controller or not). Label selection (``list(labels=...)``, used by no
 server path today) scans the namespace's objects instead of keeping a per-label index (a
 set entry per label of every object). Objects are held as
 ``workload_map.kube.trim`` leaves them, compacted (``workload_map.kube.compact``: interned strings,
-shared small maps). It is the single store implementation
+shared sub-trees). It is the single store implementation
 behind both the live informers and the static snapshot reader; the cross-type owner graph
 lives in ``workload_map.kube.graph``.
 
@@ -20,6 +20,7 @@ No I/O and no ``kubernetes_asyncio`` here.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
@@ -71,7 +72,12 @@ def _has_labels(obj: Mapping[str, Any], wanted: list[tuple[str, str]]) -> bool:
 
 
 class Store:
-    """Objects of one GVK with uid, namespace, owner and label indexes.
+    """Objects of one GVK with uid, namespace and owner indexes.
+
+    Layout (memory: no per-object key tuple, and every string is the object's own, shared):
+    ``namespace -> name -> object`` holds the objects, ``uid -> object`` and ``owner uid ->
+    [child uid, or NUL + "namespace/name" for an object without a uid]`` index them. Reads that
+    promise key order sort on ``(namespace, name)`` when they are made.
 
     Args:
         gvk: the type held (sets ``apiVersion``/``kind`` and picks the trimmer).
@@ -81,38 +87,43 @@ class Store:
     def __init__(self, gvk: GVK, *, full: bool = False) -> None:
         self.gvk = gvk
         self._full = full
-        self._objects: dict[Key, KubeObject] = {}
-        self._by_uid: dict[str, Key] = {}
-        self._by_ns: dict[str, set[Key]] = {}
-        self._by_owner: dict[str, set[Key]] = {}
+        self._by_ns: dict[str, dict[str, KubeObject]] = {}
+        self._by_uid: dict[str, KubeObject] = {}
+        self._by_owner: dict[str, builtins.list[str]] = {}
+        self._size = 0
 
     def __len__(self) -> int:
-        return len(self._objects)
+        return self._size
 
     def __iter__(self) -> Iterator[KubeObject]:
-        return iter(list(self._objects.values()))
+        return iter([obj for names in self._by_ns.values() for obj in names.values()])
 
     # reads
 
     def get(self, namespace: str | None, name: str) -> KubeObject | None:
         """The object ``namespace/name``; ``None``/``""`` namespace for cluster-scoped."""
-        return self._objects.get((namespace or "", name))
+        names = self._by_ns.get(namespace or "")
+        return names.get(name) if names is not None else None
 
     def by_uid(self, uid: str) -> KubeObject | None:
         """The object with ``metadata.uid == uid``."""
-        key = self._by_uid.get(uid)
-        return self._objects[key] if key is not None else None
+        return self._by_uid.get(uid)
 
     def owned_by(self, uid: str) -> KubeObjects:
         """Objects with any ownerReference to ``uid``, sorted by key."""
-        return [self._objects[k] for k in sorted(self._by_owner.get(uid, ()))]
+        children = self._by_owner.get(uid)
+        if not children:
+            return []
+        found = [obj for ref in children if (obj := self._by_ref(ref)) is not None]
+        if len(found) > 1:
+            found.sort(key=_sort_key)
+        return found
 
     def list(
         self, namespace: str | None = None, labels: Mapping[str, str] | None = None
     ) -> KubeObjects:
         """Objects in ``namespace`` (all when None or "") carrying every label pair, sorted by key."""
-        keys: Iterable[Key] = self._by_ns.get(namespace, ()) if namespace else self._objects.keys()
-        found = [self._objects[k] for k in sorted(keys)]
+        found = [obj for _, obj in self._items(namespace)]
         if labels:
             wanted = [(str(k), str(v)) for k, v in labels.items()]
             found = [o for o in found if _has_labels(o, wanted)]
@@ -120,8 +131,24 @@ class Store:
 
     def resource_versions(self, namespace: str | None = None) -> dict[Key, str]:
         """``key -> metadata.resourceVersion`` (all namespaces when None)."""
-        keys = self._by_ns.get(namespace, set()) if namespace else self._objects.keys()
-        return {k: str(meta_of(self._objects[k]).get("resourceVersion", "")) for k in keys}
+        return {key: str(meta_of(obj).get("resourceVersion", "")) for key, obj in self._items(namespace)}
+
+    def _items(self, namespace: str | None) -> builtins.list[tuple[Key, KubeObject]]:
+        """``(key, object)`` in key order, within ``namespace`` when given."""
+        spaces = [namespace] if namespace else sorted(self._by_ns)
+        out: builtins.list[tuple[Key, KubeObject]] = []
+        for ns in spaces:
+            names = self._by_ns.get(ns)
+            if names:
+                out.extend(((ns, name), names[name]) for name in sorted(names))
+        return out
+
+    def _by_ref(self, ref: str) -> KubeObject | None:
+        """The object an owner-index entry names: a uid, or NUL + ``namespace/name`` (no uid)."""
+        if ref.startswith("\0"):
+            namespace, _, name = ref[1:].partition("/")
+            return self.get(namespace, name)
+        return self._by_uid.get(ref)
 
     # writes
 
@@ -140,7 +167,7 @@ class Store:
         if key is None:
             return []
         new: KubeObject = cast("KubeObject", obj) if trimmed else trim(self.gvk, obj, full=self._full)
-        old = self._objects.get(key)
+        old = self.get(*key)
         if old is None:
             self._insert(key, new)
             return [("ADDED", new)]
@@ -158,8 +185,7 @@ class Store:
 
     def delete(self, namespace: str | None, name: str) -> Changes:
         """Remove ``namespace/name``; ``[]`` when absent."""
-        key = (namespace or "", name)
-        old = self._remove(key)
+        old = self._remove((namespace or "", name))
         return [("DELETED", old)] if old is not None else []
 
     def replace(self, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
@@ -176,43 +202,67 @@ class Store:
             if key is not None:
                 seen.add(key)
                 changes.extend(self.upsert(obj, trimmed=trimmed))
-        scope = self._by_ns.get(namespace, set()) if namespace else self._objects.keys()
-        for key in sorted(set(scope) - seen):
+        for key in [key for key, _ in self._items(namespace) if key not in seen]:
             changes.extend(self.delete(*key))
         return changes
 
     def clear(self) -> Changes:
         """Remove everything; one ``DELETED`` change per object."""
-        return [change for key in sorted(self._objects) for change in self.delete(*key)]
+        return [change for key, _ in self._items(None) for change in self.delete(*key)]
 
     # index maintenance
 
     def _insert(self, key: Key, obj: KubeObject) -> None:
-        self._objects[key] = obj
-        uid = meta_of(obj).get("uid")
+        meta = meta_of(obj)
+        namespace, name = key
+        if meta.get("name") == name:  # the stored object's strings (interned), not the input's
+            name = meta["name"]
+            if meta.get("namespace") == namespace:
+                namespace = meta["namespace"]
+        self._by_ns.setdefault(namespace, {})[name] = obj
+        self._size += 1
+        uid = meta.get("uid")
+        ref = uid if isinstance(uid, str) else f"\0{namespace}/{name}"
         if isinstance(uid, str):
-            self._by_uid[uid] = key
-        self._by_ns.setdefault(key[0], set()).add(key)
-        for ref in owner_refs(obj):
-            self._by_owner.setdefault(str(ref["uid"]), set()).add(key)
+            self._by_uid[uid] = obj
+        for owner_uid in _owner_uids(obj):
+            self._by_owner.setdefault(owner_uid, []).append(ref)
 
     def _remove(self, key: Key) -> KubeObject | None:
-        obj = self._objects.pop(key, None)
+        names = self._by_ns.get(key[0])
+        obj = names.pop(key[1], None) if names is not None else None
         if obj is None:
             return None
+        if not names:
+            del self._by_ns[key[0]]
+        self._size -= 1
         uid = meta_of(obj).get("uid")
-        if isinstance(uid, str) and self._by_uid.get(uid) == key:
+        if isinstance(uid, str) and self._by_uid.get(uid) is obj:
             del self._by_uid[uid]
-        _discard(self._by_ns, key[0], key)
-        for ref in owner_refs(obj):
-            _discard(self._by_owner, str(ref["uid"]), key)
+        ref = uid if isinstance(uid, str) else f"\0{key[0]}/{key[1]}"
+        for owner_uid in _owner_uids(obj):
+            _discard(self._by_owner, owner_uid, ref)
         return obj
 
 
-def _discard(index: dict[Any, set[Key]], entry: Any, key: Key) -> None:
-    """Remove ``key`` from ``index[entry]``, dropping the entry when it empties."""
+def _owner_uids(obj: KubeObject) -> builtins.list[str]:
+    """The distinct owner uids of ``obj``, in reference order (two references index once)."""
+    return list(dict.fromkeys(str(ref["uid"]) for ref in owner_refs(obj)))
+
+
+def _sort_key(obj: KubeObject) -> Key:
+    meta = meta_of(obj)
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _discard(index: dict[str, builtins.list[str]], entry: str, key: str) -> None:
+    """Remove ``key`` from ``index[entry]``, dropping the entry when it empties.
+
+    A list, not a set: an owner has few children as a rule and a set costs about four times
+    the memory; removal is a linear scan by identity first (the same interned string).
+    """
     keys = index.get(entry)
-    if keys is not None:
-        keys.discard(key)
+    if keys is not None and key in keys:
+        keys.remove(key)
         if not keys:
             del index[entry]
