@@ -108,7 +108,7 @@ def compact(value: Any, shared: SharedValues | None = None) -> Any:
 
 def compact_map(value: dict[str, Any], shared: SharedValues | None = None) -> dict[str, Any]:
     """``compact`` of one dict (its keys interned; shared when it qualifies)."""
-    return _map(value, SHARED if shared is None else shared)[0]  # type: ignore[no-any-return]
+    return _map(value, SHARED if shared is None else shared)[0]
 
 
 def _node(value: Any, table: SharedValues) -> tuple[Any, Any]:

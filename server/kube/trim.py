@@ -66,8 +66,7 @@ def trim_generic(gvk: GVK, obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def trim_pod(gvk: GVK, obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The pod fields listed in ``POD_*``; containers keep name, resources, restartPolicy;
-    conditions keep type, status, reason, message."""
+    """The pod fields listed in ``POD_*`` (containers and conditions: ``POD_CONTAINER``, ``POD_CONDITION``)."""
     spec = obj.get("spec")
     trimmed_spec = _pick(spec, POD_SPEC)
     for field in ("containers", "initContainers"):

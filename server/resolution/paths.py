@@ -99,6 +99,23 @@ def pointer(location: Location) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in location)
 
 
+def thawed(value: Any) -> Any:
+    """A copy of a JSON tree in which every map and list is its own.
+
+    Use it (not ``copy.deepcopy``) before writing into a cached object: the cache shares
+    equal sub-trees between and within objects (``workload_map.kube.compact``) and
+    ``deepcopy`` keeps that aliasing, so a write at one place (the worker template of a
+    JobSet) would also land at every place sharing it (the leader template). Scalars are
+    shared (they are immutable).
+    """
+    cls = value.__class__
+    if cls is dict:
+        return {key: thawed(item) for key, item in value.items()}
+    if cls is list:
+        return [thawed(item) for item in value]
+    return value
+
+
 def value_at(obj: Any, location: Location) -> Any:
     """The value at ``location`` (None when a key or index is missing)."""
     for part in location:

@@ -19,7 +19,6 @@ nothing (a failed JSON Patch ``test`` op is only a generic 422 there).
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,7 @@ from workload_map.jq import Document
 from workload_map.resolution.changes import ContainerChange, PodChange
 from workload_map.resolution.extract import instance_ids
 from workload_map.resolution.jsonpatch import diff, set_at, with_precondition
-from workload_map.resolution.paths import Location, NotWritable, parse_write_path, pointer, value_at
+from workload_map.resolution.paths import Location, NotWritable, parse_write_path, pointer, thawed, value_at
 
 FRAGMENT_OF = {"labels": "labelsPath", "annotations": "annotationsPath", "schedulerName": "schedulerNamePath",
                "priorityClassName": "priorityClassNamePath"}
@@ -151,7 +150,7 @@ def plan_pod_change(definition: Definition, obj: dict[str, Any], change: PodChan
         NotWritable: a needed path is not writable, or the definition has no place for a field.
     """
     chosen = targets(definition, obj, change)
-    updated = copy.deepcopy(obj)
+    updated = thawed(obj)
     for target in chosen:
         _apply(updated, target, change)
     return Plan(updated, with_precondition(obj, diff(obj, updated)), chosen)
@@ -241,7 +240,7 @@ def plan_suspend(definition: Definition, obj: dict[str, Any], suspend: bool) -> 
         which = "suspendActions" if suspend else "resumeActions"
         raise MissingDefinitionField(f"{field_path}: definition {definition.name} has no {which}, so "
                                      f"{definition.gvk.kind} cannot be {'suspended' if suspend else 'resumed'}")
-    updated = copy.deepcopy(obj)
+    updated = thawed(obj)
     name = "suspendActions" if suspend else "resumeActions"
     for i, action in enumerate(actions):
         where = f"{field_path}.{name}[{i}]"

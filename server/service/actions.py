@@ -30,6 +30,7 @@ from workload_map.errors import Conflict, InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.resolution.changes import parse_change
+from workload_map.resolution.paths import thawed
 from workload_map.resolution.writes import Plan, plan_pod_change, plan_suspend
 from workload_map.service import WorkloadService
 
@@ -73,13 +74,11 @@ class SnapshotWriter:
         return gvk.kind.lower() + "s"
 
     async def read(self, gvk: GVK, namespace: str | None, name: str) -> dict[str, Any]:
-        """A deep copy of the stored object."""
-        import copy
-
+        """A copy of the stored object sharing no map or list with the cache (``thawed``)."""
         stored = self._reader.get(gvk, namespace, name)
         if stored is None:
             raise InvalidRequest(f"{gvk.kind} {namespace}/{name} is not in the snapshot")
-        return copy.deepcopy(dict(stored))
+        return thawed(dict(stored))  # type: ignore[no-any-return]
 
     async def patch(self, gvk: GVK, namespace: str | None, name: str, ops: list[dict[str, Any]],
                     updated: dict[str, Any]) -> dict[str, Any]:

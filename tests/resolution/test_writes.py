@@ -73,6 +73,28 @@ def test_jobset_worker_label_and_toleration_land_in_index_1_only() -> None:
     assert [t.describe()["instance"] for t in plan.targets] == ["worker"]
 
 
+def test_a_compacted_object_with_shared_templates_is_written_at_one_place() -> None:
+    # the cache shares equal sub-trees (workload_map.kube.compact): both PyTorchJob replica
+    # specs below are ONE dict; a change of the workers must not reach the master
+    from workload_map.kube.compact import SharedValues, compact
+
+    spec = {"replicas": 1, "template": {"spec": {"containers": [container("pytorch")]}}}
+    obj = compact({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                   "metadata": {"name": "p", "resourceVersion": "7"},
+                   "spec": {"pytorchReplicaSpecs": {"Master": spec, "Worker": copy.deepcopy(spec)}}}, SharedValues())
+    specs = obj["spec"]["pytorchReplicaSpecs"]
+    assert specs["Master"] is specs["Worker"]
+    change = parse_change({"components": ["worker"], "labels": {"team": "a"}})
+    plan = plan_pod_change(catalog("kubeflow-org-pytorchjob-v1"), obj, change)
+    updated = plan.updated["spec"]["pytorchReplicaSpecs"]
+    assert updated["Worker"]["template"]["metadata"] == {"labels": {"team": "a"}}
+    assert "metadata" not in updated["Master"]["template"]  # master untouched
+    assert "metadata" not in specs["Worker"]["template"]  # the cached object untouched
+    assert plan.patch == [{"op": "replace", "path": "/metadata/resourceVersion", "value": "7"},
+                          {"op": "add", "path": "/spec/pytorchReplicaSpecs/Worker/template/metadata",
+                           "value": {"labels": {"team": "a"}}}]
+
+
 def test_pytorchjob_worker_env_and_resources() -> None:
     obj = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p", "resourceVersion": "7"},
            "spec": {"pytorchReplicaSpecs": {
