@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from workload_map.definitions.phases import Phase
+from workload_map.resolution.frozen import EMPTY_MAP
 from workload_map.resolution.quantity import format_quantity
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
 
@@ -129,8 +130,10 @@ class PodView:
     allocatable: Requests | None = None
     #: ``dra/<class>`` keys whose device count is unknown (``allocationMode: All`` unallocated).
     unknown: frozenset[str] = frozenset()
-    #: Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None).
-    shared_claims: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None);
+    #: replaced (never changed in place) when the pod names any, so the default is one shared
+    #: read-only empty map.
+    shared_claims: dict[tuple[str, str], Any] = EMPTY_MAP
 
     def held(self) -> Requests:
         """What the pod holds when bound to a node (allocated figure)."""
@@ -315,9 +318,9 @@ class GangGroup:
         """JSON shape ``{name, form, minMember, subGroups[{name, minMember}], key?, pods}``."""
         out: dict[str, Any] = {"name": self.name, "form": self.form, "minMember": self.min_member,
                                "subGroups": [{"name": n, "minMember": m} for n, m in self.sub_groups],
-                               "pods": self.pods}
+                               "pods": list(self.pods)}
         if self.key is not None:
-            out["key"] = self.key
+            out["key"] = list(self.key)
         return out
 
 
@@ -389,7 +392,7 @@ class WorkloadView:
             **({"cluster": self.cluster} if self.cluster else {}),
             "createdAt": self.created_at, "definition": self.definition, "origin": self.origin,
             "phase": self.phase.value, "phases": [p.value for p in self.phases], "rawPhase": self.raw_phase,
-            "conditions": self.conditions, "replicas": self.replicas.to_dict(),
+            "conditions": [dict(c) for c in self.conditions], "replicas": self.replicas.to_dict(),
             "resources": resources_dict(self.requests, self.policy), "gpu": self.gpu.to_dict(self.policy),
             "roles": [r.to_dict(self.policy) for r in self.roles()],
             "components": [c.to_dict(self.policy) for c in self.components],

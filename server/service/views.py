@@ -13,7 +13,8 @@ tests/service checks it).
 Ordering: list order is (namespace, kind, name, uid), kept in a sorted key list updated with
 ``bisect`` (an insert is a memmove, microseconds at 20,000). Lookups by identity go through
 an index of (group, kind lower-cased, namespace, name); the scheduler view's pod lookups go
-through an index of pod uid and of (namespace, pod name) -> workload uid, kept with the views.
+through an index of pod uid and of namespace -> pod name -> workload uid (no key tuple per
+pod; the names are the interned strings the object cache holds), kept with the views.
 
 Readers in other threads (GraphQL queries run off the event loop, ``workload_map.api.offload``) see
 one consistent state: every change happens under a lock, and :meth:`ViewStore.snapshot`
@@ -30,7 +31,7 @@ import bisect
 import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
@@ -47,7 +48,8 @@ class GpuBucket:
     Attributes:
         key: the group (namespace, ``kind.group``, node name, phase or cluster name).
         workloads: workloads counted (0 for NODE buckets: a node holds pods).
-        spec / pods / allocated: GPU resource name -> amount (``Decimal``, whole GPUs).
+        spec / pods / allocated: GPU-class resource name (``GpuPolicy.is_gpu``) -> amount
+            (``Decimal``); other resources (cpu, memory) are not summed.
     """
 
     key: str
@@ -76,43 +78,55 @@ def contributions(view: WorkloadView, group_by: str) -> list[Contribution]:
     return [(key, 1, view.gpu.spec, view.gpu.pods, view.gpu.allocated)]
 
 
-class _Sums:
-    """Decimal sums per resource name that forget a name when its last contributor leaves."""
-
-    __slots__ = ("totals", "counts")
-
-    def __init__(self) -> None:
-        self.totals: dict[str, Decimal] = {}
-        self.counts: dict[str, int] = {}
-
-    def add(self, amounts: Mapping[str, Decimal], sign: int) -> None:
-        for name, value in amounts.items():
-            count = self.counts.get(name, 0) + sign
-            if count <= 0:
-                self.counts.pop(name, None)
-                self.totals.pop(name, None)
-                continue
-            self.counts[name] = count
-            self.totals[name] = self.totals.get(name, Decimal(0)) + sign * value
+_ZERO = Decimal(0)
 
 
 class _Bucket:
-    __slots__ = ("contributors", "workloads", "spec", "pods", "allocated")
+    """One group's sums.
+
+    ``sums``: GPU resource name -> ``[spec, pods, allocated]`` totals followed by how many
+    contributions named it in each figure (a name leaves a figure with its last one).
+    """
+
+    __slots__ = ("contributors", "workloads", "sums")
 
     def __init__(self) -> None:
         self.contributors = 0
         self.workloads = 0
-        self.spec, self.pods, self.allocated = _Sums(), _Sums(), _Sums()
+        self.sums: dict[str, list[Any]] = {}
+
+    def add(self, figure: int, amounts: Mapping[str, Decimal], sign: int, is_gpu: Callable[[str], bool]) -> None:
+        for name, value in amounts.items():
+            row = self.sums.get(name)
+            if row is None:
+                if sign < 0 or not is_gpu(name):
+                    continue
+                row = self.sums[name] = [_ZERO, _ZERO, _ZERO, 0, 0, 0]
+            count = row[figure + 3] + sign
+            row[figure + 3] = max(count, 0)
+            row[figure] = row[figure] + sign * value if count > 0 else _ZERO
+            if not (row[3] or row[4] or row[5]):
+                del self.sums[name]
+
+    def figure(self, figure: int) -> dict[str, Decimal]:
+        """``{name: total}`` of one figure (0 spec, 1 pods, 2 allocated)."""
+        return {name: row[figure] for name, row in self.sums.items() if row[figure + 3]}
 
 
 class Aggregates:
-    """Buckets of every ``GROUP_BY`` dimension, updated by difference."""
+    """Buckets of every ``GROUP_BY`` dimension, updated by difference.
+
+    Only GPU-class resources (``GpuPolicy.is_gpu`` of the view) are summed: the summary
+    reports GPU figures, and CPU or memory sums per node would cost about a kilobyte per
+    node for nothing.
+    """
 
     def __init__(self) -> None:
         self._buckets: dict[str, dict[str, _Bucket]] = {g: {} for g in GROUP_BY}
 
     def apply(self, view: WorkloadView, sign: int) -> None:
         """Add (``sign`` 1) or subtract (-1) ``view``'s contributions."""
+        is_gpu = view.policy.is_gpu
         for group_by, buckets in self._buckets.items():
             for key, workloads, spec, pods, allocated in contributions(view, group_by):
                 bucket = buckets.get(key)
@@ -120,9 +134,9 @@ class Aggregates:
                     bucket = buckets[key] = _Bucket()
                 bucket.contributors += sign
                 bucket.workloads += sign * workloads
-                bucket.spec.add(spec, sign)
-                bucket.pods.add(pods, sign)
-                bucket.allocated.add(allocated, sign)
+                bucket.add(0, spec, sign, is_gpu)
+                bucket.add(1, pods, sign, is_gpu)
+                bucket.add(2, allocated, sign, is_gpu)
                 if bucket.contributors <= 0:
                     del buckets[key]
 
@@ -133,8 +147,7 @@ class Aggregates:
             KeyError: ``group_by`` is not one of ``GROUP_BY``.
         """
         buckets = self._buckets[group_by]
-        return [GpuBucket(k, b.workloads, dict(b.spec.totals), dict(b.pods.totals), dict(b.allocated.totals))
-                for k, b in sorted(buckets.items())]
+        return [GpuBucket(k, b.workloads, b.figure(0), b.figure(1), b.figure(2)) for k, b in sorted(buckets.items())]
 
 
 SortKey = tuple[str, str, str, str]
@@ -189,7 +202,7 @@ class ViewStore:
         self._records: dict[str, Record] = {}
         self._order: list[SortKey] = []
         self._by_identity: dict[IdentityKey, str] = {}
-        self._by_pod: dict[tuple[str, str], str] = {}
+        self._by_pod: dict[str, dict[str, str]] = {}  # namespace -> pod name -> workload uid
         self._by_pod_uid: dict[str, str] = {}
         self.aggregates = Aggregates()
         self.generation = 0
@@ -213,7 +226,8 @@ class ViewStore:
 
     def owner_of_pod(self, namespace: str, name: str) -> Record | None:
         """The record of the workload whose view holds pod ``namespace/name``, or None (O(1))."""
-        uid = self._by_pod.get((namespace, name))
+        names = self._by_pod.get(namespace)
+        uid = names.get(name) if names is not None else None
         return self._records.get(uid) if uid is not None else None
 
     def owner_of_pod_uid(self, pod_uid: str) -> Record | None:
@@ -267,7 +281,10 @@ class ViewStore:
         bisect.insort(self._order, sort_key(view))
         self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = view.uid
         for pod in view.all_pods():
-            self._by_pod[(pod.namespace, pod.name)] = view.uid
+            names = self._by_pod.get(pod.namespace)
+            if names is None:
+                names = self._by_pod[pod.namespace] = {}
+            names[pod.name] = view.uid
             if pod.uid:
                 self._by_pod_uid[pod.uid] = view.uid
         self.aggregates.apply(view, 1)
@@ -293,8 +310,11 @@ class ViewStore:
         if self._by_identity.get(identity) == view.uid:
             del self._by_identity[identity]
         for pod in view.all_pods():
-            if self._by_pod.get((pod.namespace, pod.name)) == view.uid:
-                del self._by_pod[(pod.namespace, pod.name)]
+            names = self._by_pod.get(pod.namespace)
+            if names is not None and names.get(pod.name) == view.uid:
+                del names[pod.name]
+                if not names:
+                    del self._by_pod[pod.namespace]
             if pod.uid and self._by_pod_uid.get(pod.uid) == view.uid:
                 del self._by_pod_uid[pod.uid]
         self.aggregates.apply(view, -1)
