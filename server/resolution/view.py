@@ -159,9 +159,13 @@ class PodView:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Replicas:
-    """Desired / current / ready pods, and the scale bounds when defined."""
+    """Desired / current / ready pods, and the scale bounds when defined.
+
+    Frozen: equal figures are one shared object across stored views
+    (``workload_map.service.viewcompact``); build a new one (``dataclasses.replace``) to change.
+    """
 
     desired: int = 0
     current: int = 0

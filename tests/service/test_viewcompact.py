@@ -62,6 +62,7 @@ def test_two_views_with_equal_requests_share_one_object() -> None:
     assert a.errors == [] and a.errors is b.errors and type(a.errors) is FrozenList
     assert a.phases is b.phases and a.conditions is b.conditions
     assert a.gpu.spec is b.gpu.spec and a.gpu.unknown is b.gpu.unknown
+    assert a.replicas is b.replicas and a.components[0].replicas is b.components[0].replicas  # frozen
     # lists of pods are read-only but never shared between workloads
     assert a.components[0].pods is not b.components[0].pods and type(a.components[0].pods) is FrozenList
 
