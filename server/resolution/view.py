@@ -102,6 +102,27 @@ class ResolutionError:
                 "message": self.message}
 
 
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class PodClaimFigures:
+    """What a pod's DRA ResourceClaims add to its row.
+
+    Attributes:
+        allocatable: what the pod holds once bound when it differs from its requests (DRA
+            claims not allocated yet hold nothing); None = the requests.
+        unknown: ``dra/<class>`` keys whose device count is unknown (``allocationMode: All``
+            not allocated yet).
+        shared: shared ResourceClaims the pod names: (namespace, name) -> (demand now,
+            allocated devices or None).
+    """
+
+    allocatable: Requests | None = None
+    unknown: frozenset[str] = _NO_NAMES
+    shared: dict[tuple[str, str], Any] = EMPTY_MAP
+
+
 @dataclass(slots=True)
 class PodView:
     """One live pod as the view shows it.
@@ -125,19 +146,29 @@ class PodView:
     instance: str | None = None
     replica_key: str | None = None
     unattributed_reason: str | None = None
-    #: What the pod holds once bound when it differs from ``requests`` (DRA claims not
-    #: allocated yet hold nothing); None = ``requests``.
-    allocatable: Requests | None = None
-    #: ``dra/<class>`` keys whose device count is unknown (``allocationMode: All`` unallocated).
-    unknown: frozenset[str] = frozenset()
-    #: Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None);
-    #: replaced (never changed in place) when the pod names any, so the default is one shared
-    #: read-only empty map.
-    shared_claims: dict[tuple[str, str], Any] = EMPTY_MAP
+    #: What DRA adds to the row (None for the many pods without a ResourceClaim: one slot
+    #: per pod instead of three).
+    claims: PodClaimFigures | None = None
+
+    @property
+    def allocatable(self) -> Requests | None:
+        """What the pod holds once bound when it differs from ``requests``; None = ``requests``."""
+        return self.claims.allocatable if self.claims is not None else None
+
+    @property
+    def unknown(self) -> frozenset[str]:
+        """``dra/<class>`` keys whose device count is unknown."""
+        return self.claims.unknown if self.claims is not None else _NO_NAMES
+
+    @property
+    def shared_claims(self) -> dict[tuple[str, str], Any]:
+        """Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None)."""
+        return self.claims.shared if self.claims is not None else EMPTY_MAP
 
     def held(self) -> Requests:
         """What the pod holds when bound to a node (allocated figure)."""
-        return self.requests if self.allocatable is None else self.allocatable
+        allocatable = self.allocatable
+        return self.requests if allocatable is None else allocatable
 
     def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
         """JSON shape of a pod row."""

@@ -35,8 +35,9 @@ from typing import Any
 from workload_map.kube.compact import INTERN_MAX
 from workload_map.resolution.frozen import EMPTY_MAP, FrozenDict, FrozenList
 
-TABLE_CAPACITY = 65_536
-"""Distinct shared read-only values remembered before the table is emptied."""
+TABLE_CAPACITY = 8_192
+"""Distinct shared read-only values remembered before the table is emptied (about 1 MB at
+most: an entry costs about 120 bytes; values that repeat come back within a few views)."""
 
 _SCALARS = (str, int, bool, float, type(None))
 _SHARED: dict[Any, Any] = {}
@@ -99,14 +100,17 @@ class _Walk:
     """One compaction.
 
     ``memo`` maps an original's id to its result (shared subtrees, cycles); ``shareable``
-    holds the ids of results that may be shared.
+    holds the ids of results that may be shared; ``lists`` maps the item ids of a list that
+    cannot be shared between views (pods) to its one read-only copy within this view (a
+    component with one instance lists the same pods as that instance).
     """
 
-    __slots__ = ("memo", "shareable")
+    __slots__ = ("lists", "memo", "shareable")
 
     def __init__(self) -> None:
         self.memo: dict[int, Any] = {}
         self.shareable: set[int] = set()
+        self.lists: dict[tuple[int, ...], Any] = {}
 
     def can_share(self, value: Any) -> bool:
         cls = value.__class__
@@ -135,7 +139,11 @@ class _Walk:
         if cls is list or cls is FrozenList or cls is tuple:
             items = [self.value(v) for v in value]
             out = tuple(items) if cls is tuple else FrozenList(items)
-            return self.share(out, all(self.can_share(v) for v in items))
+            if all(self.can_share(v) for v in items):
+                return self.share(out, True)
+            if cls is tuple:
+                return out
+            return self.lists.setdefault(tuple(map(id, items)), out)  # items live: ids stay valid
         if cls is set or cls is frozenset:
             members = [self.value(v) for v in value]
             return self.share(frozenset(members), all(v.__class__ is str for v in members))

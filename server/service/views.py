@@ -93,24 +93,29 @@ class _Bucket:
     def __init__(self) -> None:
         self.contributors = 0
         self.workloads = 0
-        self.sums: dict[str, list[Any]] = {}
+        self.sums: dict[str, list[Any]] | None = None  # None while no GPU resource is summed
 
     def add(self, figure: int, amounts: Mapping[str, Decimal], sign: int, is_gpu: Callable[[str], bool]) -> None:
         for name, value in amounts.items():
-            row = self.sums.get(name)
+            sums = self.sums
+            row = sums.get(name) if sums is not None else None
             if row is None:
                 if sign < 0 or not is_gpu(name):
                     continue
-                row = self.sums[name] = [_ZERO, _ZERO, _ZERO, 0, 0, 0]
+                if sums is None:
+                    sums = self.sums = {}
+                row = sums[name] = [_ZERO, _ZERO, _ZERO, 0, 0, 0]
             count = row[figure + 3] + sign
             row[figure + 3] = max(count, 0)
             row[figure] = row[figure] + sign * value if count > 0 else _ZERO
-            if not (row[3] or row[4] or row[5]):
-                del self.sums[name]
+            if not (row[3] or row[4] or row[5]) and sums is not None:
+                del sums[name]
+                if not sums:
+                    self.sums = None
 
     def figure(self, figure: int) -> dict[str, Decimal]:
         """``{name: total}`` of one figure (0 spec, 1 pods, 2 allocated)."""
-        return {name: row[figure] for name, row in self.sums.items() if row[figure + 3]}
+        return {name: row[figure] for name, row in (self.sums or {}).items() if row[figure + 3]}
 
 
 class Aggregates:

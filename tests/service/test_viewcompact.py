@@ -67,6 +67,15 @@ def test_two_views_with_equal_requests_share_one_object() -> None:
     assert a.components[0].pods is not b.components[0].pods and type(a.components[0].pods) is FrozenList
 
 
+def test_a_component_with_one_instance_shares_its_pod_list_with_it() -> None:
+    # PyTorchJob running: master (1 pod) and worker (3 pods), one instance each, whose pods
+    # are the component's pods: one read-only list each, not two
+    view = compact_view(_arrived("kubeflow-org-pytorchjob-v1", "running"))
+    single = [c for c in view.all_components() if len(c.instances) == 1 and c.pods]
+    assert sorted((c.name, len(c.pods)) for c in single) == [("master", 1), ("worker", 3)]
+    assert all(c.pods is c.instances[0].pods for c in single)
+
+
 def test_shared_containers_refuse_changes() -> None:
     view = compact_view(_arrived(JOBSET, "running"))
     requests = _pods(view)[0].requests
