@@ -10,8 +10,9 @@ buckets. A bucket and a resource name inside it are dropped when their last cont
 leaves, so the buckets equal a recomputation from scratch exactly (the property test in
 tests/service checks it).
 
-Ordering: list order is (namespace, kind, name, uid), kept in a sorted key list updated with
-``bisect`` (an insert is a memmove, microseconds at 20,000). Lookups by identity go through
+Ordering: list order is (namespace, kind, name, uid), kept as a list of uids sorted by that
+key, updated with ``bisect`` over keys computed from the records (an insert is about 15 key
+computations and a memmove, microseconds at 20,000; no key tuple is kept per workload). Lookups by identity go through
 an index of (group, kind lower-cased, namespace, name); the scheduler view's pod lookups go
 through an index of pod uid and of namespace -> pod name -> workload uid (no key tuple per
 pod; the names are the interned strings the object cache holds), kept with the views.
@@ -28,6 +29,7 @@ Pure data structure: no I/O, no jq, no asyncio.
 from __future__ import annotations
 
 import bisect
+import sys
 import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -155,6 +157,9 @@ class Aggregates:
         return [GpuBucket(k, b.workloads, b.figure(0), b.figure(1), b.figure(2)) for k, b in sorted(buckets.items())]
 
 
+ENTRY_TABLE_CAPACITY = 256
+"""Definitions (and entries per definition) the store's entry table remembers."""
+
 SortKey = tuple[str, str, str, str]
 IdentityKey = tuple[str, str, str | None, str]
 
@@ -166,7 +171,7 @@ def sort_key(view: WorkloadView) -> SortKey:
 
 def identity_key(group: str, kind: str, namespace: str | None, name: str) -> IdentityKey:
     """Lookup key of one workload by group, kind (case-insensitive), namespace and name."""
-    return (group, kind.lower(), namespace or None, name)
+    return (group, sys.intern(kind.lower()), namespace or None, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +210,8 @@ class ViewStore:
 
     def __init__(self) -> None:
         self._records: dict[str, Record] = {}
-        self._order: list[SortKey] = []
+        self._order: list[str] = []  # uids in list order (their keys are computed, not kept)
+        self._entries: dict[int, list[Entry]] = {}  # id(definition) -> the entries records share
         self._by_identity: dict[IdentityKey, str] = {}
         self._by_pod: dict[str, dict[str, str]] = {}  # namespace -> pod name -> workload uid
         self._by_pod_uid: dict[str, str] = {}
@@ -260,7 +266,7 @@ class ViewStore:
         with self._lock:
             if self._snapshot.generation != self.generation:
                 records = self._records
-                self._snapshot = Snapshot(self.generation, tuple(records[key[3]] for key in self._order))
+                self._snapshot = Snapshot(self.generation, tuple(records[uid] for uid in self._order))
             return self._snapshot
 
     def summary(self, group_by: str) -> tuple[int, list[GpuBucket]]:
@@ -281,9 +287,9 @@ class ViewStore:
         previous = self._records.get(view.uid)
         if previous is not None:
             self._unlink(previous)
-        record = Record(entry, view)
+        record = Record(self._shared_entry(entry), view)
         self._records[view.uid] = record
-        bisect.insort(self._order, sort_key(view))
+        bisect.insort(self._order, view.uid, key=self._sort_key_of)
         self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = view.uid
         for pod in view.all_pods():
             names = self._by_pod.get(pod.namespace)
@@ -296,20 +302,38 @@ class ViewStore:
         self.generation += 1
         return previous
 
+    def _sort_key_of(self, uid: str) -> SortKey:
+        return sort_key(self._records[uid].view)
+
+    def _shared_entry(self, entry: Entry) -> Entry:
+        """One ``Entry`` object per distinct entry (the registry builds one per lookup)."""
+        same = self._entries.get(id(entry.definition))
+        if same is None:
+            if len(self._entries) >= ENTRY_TABLE_CAPACITY:
+                self._entries.clear()
+            same = self._entries[id(entry.definition)] = []  # the entries keep the definition (and id) alive
+        for known in same:
+            if known == entry:
+                return known
+        if len(same) < ENTRY_TABLE_CAPACITY:
+            same.append(entry)
+        return entry
+
     def remove(self, uid: str) -> Record | None:
         """Forget ``uid``; returns the removed record (None when absent)."""
         with self._lock:
-            previous = self._records.pop(uid, None)
+            previous = self._records.get(uid)
             if previous is not None:
-                self._unlink(previous)
+                self._unlink(previous)  # while the record is there: list order reads its key
+                del self._records[uid]
                 self.generation += 1
             return previous
 
     def _unlink(self, record: Record) -> None:
         view = record.view
         key = sort_key(view)
-        index = bisect.bisect_left(self._order, key)
-        if index < len(self._order) and self._order[index] == key:
+        index = bisect.bisect_left(self._order, key, key=self._sort_key_of)
+        if index < len(self._order) and self._order[index] == view.uid:
             del self._order[index]
         identity = identity_key(record.entry.gvk.group, view.kind, view.namespace, view.name)
         if self._by_identity.get(identity) == view.uid:
