@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any, Callable, Iterator, Mapping
 
@@ -159,6 +159,9 @@ class Aggregates:
 
 ENTRY_TABLE_CAPACITY = 256
 """Definitions (and entries per definition) the store's entry table remembers."""
+
+_ENTRY_FIELDS = tuple(f.name for f in fields(Entry) if f.name not in ("definition", "sequence"))
+"""Fields two entries of one definition (bucketed by identity) are compared on."""
 
 SortKey = tuple[str, str, str, str]
 IdentityKey = tuple[str, str, str | None, str]
@@ -306,14 +309,18 @@ class ViewStore:
         return sort_key(self._records[uid].view)
 
     def _shared_entry(self, entry: Entry) -> Entry:
-        """One ``Entry`` object per distinct entry (the registry builds one per lookup)."""
+        """One ``Entry`` object per distinct entry (the registry builds one per catalog lookup).
+
+        Entries of one definition are the same when every field but ``sequence`` (the
+        registry's own registration order, which no record reads) is equal.
+        """
         same = self._entries.get(id(entry.definition))
         if same is None:
             if len(self._entries) >= ENTRY_TABLE_CAPACITY:
                 self._entries.clear()
             same = self._entries[id(entry.definition)] = []  # the entries keep the definition (and id) alive
         for known in same:
-            if known == entry:
+            if all(getattr(known, name) == getattr(entry, name) for name in _ENTRY_FIELDS):
                 return known
         if len(same) < ENTRY_TABLE_CAPACITY:
             same.append(entry)
