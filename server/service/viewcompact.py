@@ -13,8 +13,8 @@ replaces:
   :class:`~workload_map.resolution.frozen.FrozenList` and sets by ``frozenset``: read-only
   containers whose mutators raise, so sharing them is safe;
 - every read-only value (``Decimal``, ``frozenset``, tuple, frozen container, frozen
-  dataclass such as the ``GpuPolicy``) by one shared instance per distinct value, kept in
-  a bounded table (emptied when full). "Distinct" is exact: ``Decimal("1")`` and
+  dataclass such as the ``GpuPolicy`` or ``Replicas``, and the ``VALUE_RECORDS`` such as
+  ``GpuFigures``) by one shared instance per distinct value, kept in a bounded table (emptied when full). "Distinct" is exact: ``Decimal("1")`` and
   ``Decimal("1.0")`` are equal but print differently, so they stay apart; a container is
   shared only when everything in it is a shareable value (a list of pods is frozen but not
   shared).
@@ -34,6 +34,12 @@ from typing import Any
 
 from workload_map.kube.compact import INTERN_MAX
 from workload_map.resolution.frozen import EMPTY_MAP, FrozenDict, FrozenList
+from workload_map.resolution.view import GpuFigures
+
+VALUE_RECORDS: frozenset[type] = frozenset({GpuFigures})
+"""Mutable dataclasses shared like frozen ones once compacted: nothing assigns their fields
+after resolution (their only mutators change their containers, which are read-only by then:
+``GpuFigures.merge`` runs while resolving, in the worker)."""
 
 TABLE_CAPACITY = 8_192
 """Distinct shared read-only values remembered before the table is emptied (about 1 MB at
@@ -177,6 +183,12 @@ class _Walk:
             names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
         for name in names:
             setattr(value, name, self.value(getattr(value, name)))
+        if cls in VALUE_RECORDS:
+            fields = tuple(getattr(value, name) for name in names)
+            if all(self.can_share(v) for v in fields):
+                out = _shared((cls, _Exact(fields)), value)
+                self.shareable.add(id(out))
+                return out
         return value
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from workload_map.resolution.frozen import EMPTY_MAP, FrozenDict, FrozenList
-from workload_map.resolution.view import PodView
+from workload_map.resolution.view import GpuFigures, PodView
 from workload_map.service.viewcompact import compact_view
 from tests.catalog.support import catalog, fixture_states, resolve_fixture
 
@@ -61,7 +61,7 @@ def test_two_views_with_equal_requests_share_one_object() -> None:
     assert _pods(a)[0].shared_claims is EMPTY_MAP and _pods(b)[0].shared_claims is EMPTY_MAP
     assert a.errors == [] and a.errors is b.errors and type(a.errors) is FrozenList
     assert a.phases is b.phases and a.conditions is b.conditions
-    assert a.gpu.spec is b.gpu.spec and a.gpu.unknown is b.gpu.unknown
+    assert a.gpu is b.gpu and a.components[0].gpu is b.components[0].gpu  # equal figures: one record
     assert a.replicas is b.replicas and a.components[0].replicas is b.components[0].replicas  # frozen
     # lists of pods are read-only but never shared between workloads
     assert a.components[0].pods is not b.components[0].pods and type(a.components[0].pods) is FrozenList
@@ -87,7 +87,10 @@ def test_shared_containers_refuse_changes() -> None:
         view.components[0].pods.append(_pods(view)[0])
     with pytest.raises(AttributeError):
         view.gpu.unknown["requestedBySpec"].add("nvidia.com/gpu")  # a frozenset now
+    with pytest.raises(TypeError, match="read-only"):  # a shared GpuFigures: merge changes its maps
+        view.gpu.merge(GpuFigures({"nvidia.com/gpu": Decimal(1)}))
     assert requests["nvidia.com/gpu"] == Decimal(4)  # unchanged
+    assert view.gpu.to_dict()["requestedBySpec"] == 12  # leader 1 x 4 + workers 2 x 4 GPUs, unchanged
     copied = dict(requests)
     copied["cpu"] = Decimal(1)  # a copy is an ordinary dict
     assert requests["cpu"] == Decimal(16)
