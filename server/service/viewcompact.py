@@ -14,10 +14,12 @@ replaces:
   containers whose mutators raise, so sharing them is safe;
 - every read-only value (``Decimal``, ``frozenset``, tuple, frozen container, frozen
   dataclass such as the ``GpuPolicy`` or ``Replicas``, and the ``VALUE_RECORDS`` such as
-  ``GpuFigures``) by one shared instance per distinct value, kept in a bounded table (emptied when full). "Distinct" is exact: ``Decimal("1")`` and
-  ``Decimal("1.0")`` are equal but print differently, so they stay apart; a container is
-  shared only when everything in it is a shareable value (a list of pods is frozen but not
-  shared).
+  ``GpuFigures``) by one shared instance per distinct value, kept in a bounded table
+  (emptied when full). "Distinct" is exact: ``Decimal("1")`` and ``Decimal("1.0")`` are
+  equal but print differently, so they stay apart. A container is shared only when
+  everything in it is a shareable value (a list of pods is frozen but not shared; nor is a
+  list of conditions whose message, longer than ``INTERN_MAX``, names its workload: such
+  values seldom repeat and would only fill the table).
 
 A compacted view is ``==`` to what it was and renders the same JSON (the tests under
 tests/service check every catalog fixture). Measured with ``python -m benchmarks.memory``
@@ -120,6 +122,8 @@ class _Walk:
 
     def can_share(self, value: Any) -> bool:
         cls = value.__class__
+        if cls is str:  # a long string (a condition's message naming its workload) seldom repeats
+            return len(value) <= INTERN_MAX
         return cls in _SCALARS or cls is Decimal or isinstance(value, enum.Enum) or id(value) in self.shareable
 
     def value(self, value: Any) -> Any:
