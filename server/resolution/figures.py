@@ -14,7 +14,7 @@ from typing import Any
 
 from workload_map.resolution.dra import ClaimSources, Demand, PodClaims, pod_claims, template_claims
 from workload_map.resolution.resources import GpuPolicy, Requests, add_into
-from workload_map.resolution.view import PodView, ResolutionError
+from workload_map.resolution.view import PodClaimFigures, PodView, ResolutionError
 
 SPEC, PODS = "requestedBySpec", "requestedByPods"
 
@@ -85,9 +85,7 @@ class DraContext:
         held = dict(row.requests)
         add_into(held, claims.own_allocated)
         add_into(row.requests, claims.own.devices)
-        row.allocatable = held
-        row.unknown = frozenset(claims.own.unknown)
-        row.shared_claims = claims.shared
+        row.claims = PodClaimFigures(held, frozenset(claims.own.unknown), claims.shared)
 
     def report(self, errors: list[ResolutionError]) -> None:
         """Append the collected messages (deduplicated, in order) as workload errors."""

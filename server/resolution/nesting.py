@@ -285,7 +285,7 @@ def fold(view: WorkloadView, inner: WorkloadView, at: int, *, gangs: bool) -> in
     view.components[at:at] = kept
     attributed = {p.uid or p.name for c in inner.all_components() for p in c.pods}
     view.unattributed = [p for p in view.unattributed if (p.uid or p.name) not in attributed]
-    view.replicas.desired += inner.replicas.desired
+    view.replicas = dataclasses.replace(view.replicas, desired=view.replicas.desired + inner.replicas.desired)
     add_into(view.requests, inner.requests)
     add_into(view.gpu.spec, inner.gpu.spec)
     view.gpu.unknown.setdefault(SPEC, set()).update(inner.gpu.unknown.get(SPEC, set()))

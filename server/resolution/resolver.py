@@ -142,13 +142,11 @@ def _aggregate(view: ComponentView) -> None:
     """Fold children into a non-pod component (logical groups, owner-only kinds)."""
     if view.has_pod_definition or not view.children:
         return
-    replicas = Replicas(min=view.replicas.min, max=view.replicas.max)
     for child in view.children:
-        replicas.desired += child.replicas.desired
-        replicas.current += child.replicas.current
-        replicas.ready += child.replicas.ready
         view.gpu.merge(child.gpu)
-    view.replicas = replicas
+    kids = [c.replicas for c in view.children]
+    view.replicas = Replicas(sum(r.desired for r in kids), sum(r.current for r in kids), sum(r.ready for r in kids),
+                             view.replicas.min, view.replicas.max)
 
 
 def _is_empty(view: ComponentView) -> bool:

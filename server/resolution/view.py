@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from workload_map.definitions.phases import Phase
+from workload_map.resolution.frozen import EMPTY_MAP
 from workload_map.resolution.quantity import format_quantity
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
 
@@ -101,6 +102,27 @@ class ResolutionError:
                 "message": self.message}
 
 
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class PodClaimFigures:
+    """What a pod's DRA ResourceClaims add to its row.
+
+    Attributes:
+        allocatable: what the pod holds once bound when it differs from its requests (DRA
+            claims not allocated yet hold nothing); None = the requests.
+        unknown: ``dra/<class>`` keys whose device count is unknown (``allocationMode: All``
+            not allocated yet).
+        shared: shared ResourceClaims the pod names: (namespace, name) -> (demand now,
+            allocated devices or None).
+    """
+
+    allocatable: Requests | None = None
+    unknown: frozenset[str] = _NO_NAMES
+    shared: dict[tuple[str, str], Any] = EMPTY_MAP
+
+
 @dataclass(slots=True)
 class PodView:
     """One live pod as the view shows it.
@@ -124,17 +146,29 @@ class PodView:
     instance: str | None = None
     replica_key: str | None = None
     unattributed_reason: str | None = None
-    #: What the pod holds once bound when it differs from ``requests`` (DRA claims not
-    #: allocated yet hold nothing); None = ``requests``.
-    allocatable: Requests | None = None
-    #: ``dra/<class>`` keys whose device count is unknown (``allocationMode: All`` unallocated).
-    unknown: frozenset[str] = frozenset()
-    #: Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None).
-    shared_claims: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: What DRA adds to the row (None for the many pods without a ResourceClaim: one slot
+    #: per pod instead of three).
+    claims: PodClaimFigures | None = None
+
+    @property
+    def allocatable(self) -> Requests | None:
+        """What the pod holds once bound when it differs from ``requests``; None = ``requests``."""
+        return self.claims.allocatable if self.claims is not None else None
+
+    @property
+    def unknown(self) -> frozenset[str]:
+        """``dra/<class>`` keys whose device count is unknown."""
+        return self.claims.unknown if self.claims is not None else _NO_NAMES
+
+    @property
+    def shared_claims(self) -> dict[tuple[str, str], Any]:
+        """Shared ResourceClaims the pod names: (namespace, name) -> (demand now, allocated or None)."""
+        return self.claims.shared if self.claims is not None else EMPTY_MAP
 
     def held(self) -> Requests:
         """What the pod holds when bound to a node (allocated figure)."""
-        return self.requests if self.allocatable is None else self.allocatable
+        allocatable = self.allocatable
+        return self.requests if allocatable is None else allocatable
 
     def to_dict(self, policy: GpuPolicy = DEFAULT_GPU_POLICY) -> dict[str, Any]:
         """JSON shape of a pod row."""
@@ -156,9 +190,13 @@ class PodView:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Replicas:
-    """Desired / current / ready pods, and the scale bounds when defined."""
+    """Desired / current / ready pods, and the scale bounds when defined.
+
+    Frozen: equal figures are one shared object across stored views
+    (``workload_map.service.viewcompact``); build a new one (``dataclasses.replace``) to change.
+    """
 
     desired: int = 0
     current: int = 0
@@ -315,9 +353,9 @@ class GangGroup:
         """JSON shape ``{name, form, minMember, subGroups[{name, minMember}], key?, pods}``."""
         out: dict[str, Any] = {"name": self.name, "form": self.form, "minMember": self.min_member,
                                "subGroups": [{"name": n, "minMember": m} for n, m in self.sub_groups],
-                               "pods": self.pods}
+                               "pods": list(self.pods)}
         if self.key is not None:
-            out["key"] = self.key
+            out["key"] = list(self.key)
         return out
 
 
@@ -389,7 +427,7 @@ class WorkloadView:
             **({"cluster": self.cluster} if self.cluster else {}),
             "createdAt": self.created_at, "definition": self.definition, "origin": self.origin,
             "phase": self.phase.value, "phases": [p.value for p in self.phases], "rawPhase": self.raw_phase,
-            "conditions": self.conditions, "replicas": self.replicas.to_dict(),
+            "conditions": [dict(c) for c in self.conditions], "replicas": self.replicas.to_dict(),
             "resources": resources_dict(self.requests, self.policy), "gpu": self.gpu.to_dict(self.policy),
             "roles": [r.to_dict(self.policy) for r in self.roles()],
             "components": [c.to_dict(self.policy) for c in self.components],

@@ -10,10 +10,12 @@ buckets. A bucket and a resource name inside it are dropped when their last cont
 leaves, so the buckets equal a recomputation from scratch exactly (the property test in
 tests/service checks it).
 
-Ordering: list order is (namespace, kind, name, uid), kept in a sorted key list updated with
-``bisect`` (an insert is a memmove, microseconds at 20,000). Lookups by identity go through
+Ordering: list order is (namespace, kind, name, uid), kept as a list of uids sorted by that
+key, updated with ``bisect`` over keys computed from the records (an insert is about 15 key
+computations and a memmove, microseconds at 20,000; no key tuple is kept per workload). Lookups by identity go through
 an index of (group, kind lower-cased, namespace, name); the scheduler view's pod lookups go
-through an index of pod uid and of (namespace, pod name) -> workload uid, kept with the views.
+through an index of pod uid and of namespace -> pod name -> workload uid (no key tuple per
+pod; the names are the interned strings the object cache holds), kept with the views.
 
 Readers in other threads (GraphQL queries run off the event loop, ``workload_map.api.offload``) see
 one consistent state: every change happens under a lock, and :meth:`ViewStore.snapshot`
@@ -27,10 +29,11 @@ Pure data structure: no I/O, no jq, no asyncio.
 from __future__ import annotations
 
 import bisect
+import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
-from typing import Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
@@ -47,7 +50,8 @@ class GpuBucket:
     Attributes:
         key: the group (namespace, ``kind.group``, node name, phase or cluster name).
         workloads: workloads counted (0 for NODE buckets: a node holds pods).
-        spec / pods / allocated: GPU resource name -> amount (``Decimal``, whole GPUs).
+        spec / pods / allocated: GPU-class resource name (``GpuPolicy.is_gpu``) -> amount
+            (``Decimal``); other resources (cpu, memory) are not summed.
     """
 
     key: str
@@ -76,43 +80,60 @@ def contributions(view: WorkloadView, group_by: str) -> list[Contribution]:
     return [(key, 1, view.gpu.spec, view.gpu.pods, view.gpu.allocated)]
 
 
-class _Sums:
-    """Decimal sums per resource name that forget a name when its last contributor leaves."""
-
-    __slots__ = ("totals", "counts")
-
-    def __init__(self) -> None:
-        self.totals: dict[str, Decimal] = {}
-        self.counts: dict[str, int] = {}
-
-    def add(self, amounts: Mapping[str, Decimal], sign: int) -> None:
-        for name, value in amounts.items():
-            count = self.counts.get(name, 0) + sign
-            if count <= 0:
-                self.counts.pop(name, None)
-                self.totals.pop(name, None)
-                continue
-            self.counts[name] = count
-            self.totals[name] = self.totals.get(name, Decimal(0)) + sign * value
+_ZERO = Decimal(0)
 
 
 class _Bucket:
-    __slots__ = ("contributors", "workloads", "spec", "pods", "allocated")
+    """One group's sums.
+
+    ``sums``: GPU resource name -> ``[spec, pods, allocated]`` totals followed by how many
+    contributions named it in each figure (a name leaves a figure with its last one).
+    """
+
+    __slots__ = ("contributors", "workloads", "sums")
 
     def __init__(self) -> None:
         self.contributors = 0
         self.workloads = 0
-        self.spec, self.pods, self.allocated = _Sums(), _Sums(), _Sums()
+        self.sums: dict[str, list[Any]] | None = None  # None while no GPU resource is summed
+
+    def add(self, figure: int, amounts: Mapping[str, Decimal], sign: int, is_gpu: Callable[[str], bool]) -> None:
+        for name, value in amounts.items():
+            sums = self.sums
+            row = sums.get(name) if sums is not None else None
+            if row is None:
+                if sign < 0 or not is_gpu(name):
+                    continue
+                if sums is None:
+                    sums = self.sums = {}
+                row = sums[name] = [_ZERO, _ZERO, _ZERO, 0, 0, 0]
+            count = row[figure + 3] + sign
+            row[figure + 3] = max(count, 0)
+            row[figure] = row[figure] + sign * value if count > 0 else _ZERO
+            if not (row[3] or row[4] or row[5]) and sums is not None:
+                del sums[name]
+                if not sums:
+                    self.sums = None
+
+    def figure(self, figure: int) -> dict[str, Decimal]:
+        """``{name: total}`` of one figure (0 spec, 1 pods, 2 allocated)."""
+        return {name: row[figure] for name, row in (self.sums or {}).items() if row[figure + 3]}
 
 
 class Aggregates:
-    """Buckets of every ``GROUP_BY`` dimension, updated by difference."""
+    """Buckets of every ``GROUP_BY`` dimension, updated by difference.
+
+    Only GPU-class resources (``GpuPolicy.is_gpu`` of the view) are summed: the summary
+    reports GPU figures, and CPU or memory sums per node would cost about a kilobyte per
+    node for nothing.
+    """
 
     def __init__(self) -> None:
         self._buckets: dict[str, dict[str, _Bucket]] = {g: {} for g in GROUP_BY}
 
     def apply(self, view: WorkloadView, sign: int) -> None:
         """Add (``sign`` 1) or subtract (-1) ``view``'s contributions."""
+        is_gpu = view.policy.is_gpu
         for group_by, buckets in self._buckets.items():
             for key, workloads, spec, pods, allocated in contributions(view, group_by):
                 bucket = buckets.get(key)
@@ -120,9 +141,9 @@ class Aggregates:
                     bucket = buckets[key] = _Bucket()
                 bucket.contributors += sign
                 bucket.workloads += sign * workloads
-                bucket.spec.add(spec, sign)
-                bucket.pods.add(pods, sign)
-                bucket.allocated.add(allocated, sign)
+                bucket.add(0, spec, sign, is_gpu)
+                bucket.add(1, pods, sign, is_gpu)
+                bucket.add(2, allocated, sign, is_gpu)
                 if bucket.contributors <= 0:
                     del buckets[key]
 
@@ -133,9 +154,14 @@ class Aggregates:
             KeyError: ``group_by`` is not one of ``GROUP_BY``.
         """
         buckets = self._buckets[group_by]
-        return [GpuBucket(k, b.workloads, dict(b.spec.totals), dict(b.pods.totals), dict(b.allocated.totals))
-                for k, b in sorted(buckets.items())]
+        return [GpuBucket(k, b.workloads, b.figure(0), b.figure(1), b.figure(2)) for k, b in sorted(buckets.items())]
 
+
+ENTRY_TABLE_CAPACITY = 256
+"""Definitions (and entries per definition) the store's entry table remembers."""
+
+_ENTRY_FIELDS = tuple(f.name for f in fields(Entry) if f.name not in ("definition", "sequence"))
+"""Fields two entries of one definition (bucketed by identity) are compared on."""
 
 SortKey = tuple[str, str, str, str]
 IdentityKey = tuple[str, str, str | None, str]
@@ -148,7 +174,7 @@ def sort_key(view: WorkloadView) -> SortKey:
 
 def identity_key(group: str, kind: str, namespace: str | None, name: str) -> IdentityKey:
     """Lookup key of one workload by group, kind (case-insensitive), namespace and name."""
-    return (group, kind.lower(), namespace or None, name)
+    return (group, sys.intern(kind.lower()), namespace or None, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +213,10 @@ class ViewStore:
 
     def __init__(self) -> None:
         self._records: dict[str, Record] = {}
-        self._order: list[SortKey] = []
+        self._order: list[str] = []  # uids in list order (their keys are computed, not kept)
+        self._entries: dict[int, list[Entry]] = {}  # id(definition) -> the entries records share
         self._by_identity: dict[IdentityKey, str] = {}
-        self._by_pod: dict[tuple[str, str], str] = {}
+        self._by_pod: dict[str, dict[str, str]] = {}  # namespace -> pod name -> workload uid
         self._by_pod_uid: dict[str, str] = {}
         self.aggregates = Aggregates()
         self.generation = 0
@@ -213,7 +240,8 @@ class ViewStore:
 
     def owner_of_pod(self, namespace: str, name: str) -> Record | None:
         """The record of the workload whose view holds pod ``namespace/name``, or None (O(1))."""
-        uid = self._by_pod.get((namespace, name))
+        names = self._by_pod.get(namespace)
+        uid = names.get(name) if names is not None else None
         return self._records.get(uid) if uid is not None else None
 
     def owner_of_pod_uid(self, pod_uid: str) -> Record | None:
@@ -241,7 +269,7 @@ class ViewStore:
         with self._lock:
             if self._snapshot.generation != self.generation:
                 records = self._records
-                self._snapshot = Snapshot(self.generation, tuple(records[key[3]] for key in self._order))
+                self._snapshot = Snapshot(self.generation, tuple(records[uid] for uid in self._order))
             return self._snapshot
 
     def summary(self, group_by: str) -> tuple[int, list[GpuBucket]]:
@@ -262,39 +290,67 @@ class ViewStore:
         previous = self._records.get(view.uid)
         if previous is not None:
             self._unlink(previous)
-        record = Record(entry, view)
+        record = Record(self._shared_entry(entry), view)
         self._records[view.uid] = record
-        bisect.insort(self._order, sort_key(view))
+        bisect.insort(self._order, view.uid, key=self._sort_key_of)
         self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = view.uid
         for pod in view.all_pods():
-            self._by_pod[(pod.namespace, pod.name)] = view.uid
+            names = self._by_pod.get(pod.namespace)
+            if names is None:
+                names = self._by_pod[pod.namespace] = {}
+            names[pod.name] = view.uid
             if pod.uid:
                 self._by_pod_uid[pod.uid] = view.uid
         self.aggregates.apply(view, 1)
         self.generation += 1
         return previous
 
+    def _sort_key_of(self, uid: str) -> SortKey:
+        return sort_key(self._records[uid].view)
+
+    def _shared_entry(self, entry: Entry) -> Entry:
+        """One ``Entry`` object per distinct entry (the registry builds one per catalog lookup).
+
+        Entries of one definition are the same when every field but ``sequence`` (the
+        registry's own registration order, which no record reads) is equal.
+        """
+        same = self._entries.get(id(entry.definition))
+        if same is None:
+            if len(self._entries) >= ENTRY_TABLE_CAPACITY:
+                self._entries.clear()
+            same = self._entries[id(entry.definition)] = []  # the entries keep the definition (and id) alive
+        for known in same:
+            if all(getattr(known, name) == getattr(entry, name) for name in _ENTRY_FIELDS):
+                return known
+        if len(same) < ENTRY_TABLE_CAPACITY:
+            same.append(entry)
+        return entry
+
     def remove(self, uid: str) -> Record | None:
         """Forget ``uid``; returns the removed record (None when absent)."""
         with self._lock:
-            previous = self._records.pop(uid, None)
+            previous = self._records.get(uid)
             if previous is not None:
-                self._unlink(previous)
+                self._unlink(previous)  # while the record is there: list order reads its key
+                del self._records[uid]
                 self.generation += 1
             return previous
 
     def _unlink(self, record: Record) -> None:
         view = record.view
         key = sort_key(view)
-        index = bisect.bisect_left(self._order, key)
-        if index < len(self._order) and self._order[index] == key:
+        index = bisect.bisect_left(self._order, key, key=self._sort_key_of)
+        if index < len(self._order) and self._order[index] == view.uid:
             del self._order[index]
         identity = identity_key(record.entry.gvk.group, view.kind, view.namespace, view.name)
         if self._by_identity.get(identity) == view.uid:
             del self._by_identity[identity]
         for pod in view.all_pods():
-            if self._by_pod.get((pod.namespace, pod.name)) == view.uid:
-                del self._by_pod[(pod.namespace, pod.name)]
+            names = self._by_pod.get(pod.namespace)
+            if names is not None and names.get(pod.name) == view.uid:
+                del names[pod.name]
+                if not names:
+                    del self._by_pod[pod.namespace]
             if pod.uid and self._by_pod_uid.get(pod.uid) == view.uid:
                 del self._by_pod_uid[pod.uid]
         self.aggregates.apply(view, -1)

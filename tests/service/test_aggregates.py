@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from workload_map.definitions import Phase
 from workload_map.definitions.registry import Entry
-from workload_map.resolution.resources import add_into
+from workload_map.resolution.resources import DEFAULT_GPU_POLICY, add_into
 from workload_map.resolution.view import GpuFigures, PodView, Replicas, WorkloadView
 from workload_map.service.views import GROUP_BY, GpuBucket, ViewStore
 from tests.service.support import demo_definition
@@ -20,7 +20,7 @@ MIG = "nvidia.com/mig-1g.5gb"
 
 def _amounts(rng: random.Random) -> dict[str, Decimal]:
     out: dict[str, Decimal] = {}
-    for name in (GPU, MIG):
+    for name in (GPU, MIG, "cpu"):  # cpu is not summed: the buckets hold GPU-class resources only
         if rng.random() < 0.6:
             out[name] = Decimal(rng.randint(0, 8)) / (2 if rng.random() < 0.3 else 1)  # halves: exact Decimals
     return out
@@ -38,6 +38,10 @@ def _view(rng: random.Random, uid: str, name: str, namespace: str) -> WorkloadVi
                         gpu=GpuFigures(_amounts(rng), _amounts(rng), _amounts(rng)), gangs=[], errors=[])
 
 
+def _gpu(amounts: dict[str, Decimal]) -> dict[str, Decimal]:
+    return {k: v for k, v in amounts.items() if DEFAULT_GPU_POLICY.is_gpu(k)}
+
+
 def _from_scratch(views: list[WorkloadView], group_by: str) -> list[GpuBucket]:
     """The pre-materialization summary, written out independently of workload_map.service.views."""
     buckets: dict[str, GpuBucket] = {}
@@ -46,17 +50,17 @@ def _from_scratch(views: list[WorkloadView], group_by: str) -> list[GpuBucket]:
             for pod in view.all_pods():
                 if not pod.terminated:
                     bucket = buckets.setdefault(pod.node or "<unscheduled>", GpuBucket(pod.node or "<unscheduled>"))
-                    add_into(bucket.pods, pod.requests)
+                    add_into(bucket.pods, _gpu(pod.requests))
                     if pod.node:
-                        add_into(bucket.allocated, pod.requests)
+                        add_into(bucket.allocated, _gpu(pod.requests))
             continue
         key = {"NAMESPACE": view.namespace or "", "KIND": f"{view.kind}.{view.group}",
                "PHASE": view.phase.value, "CLUSTER": view.cluster}[group_by]
         bucket = buckets.setdefault(key, GpuBucket(key))
         bucket.workloads += 1
-        add_into(bucket.spec, view.gpu.spec)
-        add_into(bucket.pods, view.gpu.pods)
-        add_into(bucket.allocated, view.gpu.allocated)
+        add_into(bucket.spec, _gpu(view.gpu.spec))
+        add_into(bucket.pods, _gpu(view.gpu.pods))
+        add_into(bucket.allocated, _gpu(view.gpu.allocated))
     return [buckets[k] for k in sorted(buckets)]
 
 
@@ -81,6 +85,11 @@ def test_aggregates_order_and_index_equal_a_recomputation_after_random_changes()
             expected = sorted(views, key=lambda v: (v.namespace or "", v.kind, v.name, v.uid))
             assert [r.view.uid for r in store.records()] == [v.uid for v in expected]
             assert all(store.find("example.com", v.kind.upper(), v.namespace, v.name).view is v for v in views)
+            pods = [(p, v) for v in views for p in v.all_pods()]
+            assert all(store.owner_of_pod(p.namespace, p.name).view is v for p, v in pods)  # type: ignore[union-attr]
+            assert all(store.owner_of_pod_uid(p.uid).view is v for p, v in pods)  # type: ignore[union-attr]
+            gone = [f"w-u{i}" for i in range(200) if f"u{i}" not in live]
+            assert not any(store.owner_of_pod(ns, f"{name}-0") for name in gone for ns in "abcd")
     assert len(store) == len(live) > 100  # the walk kept a real population
 
 
@@ -95,3 +104,18 @@ def test_removing_the_last_contributor_drops_the_bucket_and_the_resource_name() 
         ("only", 1, {GPU: Decimal(4)}, {GPU: Decimal(2)}, {})]
     store.remove("u1")
     assert all(store.aggregates.summary(g) == [] for g in GROUP_BY)
+
+
+def test_records_of_one_definition_share_one_entry() -> None:
+    # the registry builds a new Entry (new sequence number) on every catalog lookup: equal
+    # but for the sequence, so the store keeps one of them for all records
+    rng = random.Random(5)
+    store = ViewStore()
+    definition = demo_definition()
+    first, second = Entry(definition, "catalog", "demo"), Entry(definition, "catalog", "demo")
+    assert first.sequence != second.sequence
+    store.put(first, _view(rng, "u1", "w1", "a"))
+    store.put(second, _view(rng, "u2", "w2", "a"))
+    store.put(Entry(definition, "file", "demo"), _view(rng, "u3", "w3", "a"))
+    assert store.get("u1").entry is store.get("u2").entry is first  # type: ignore[union-attr]
+    assert store.get("u3").entry.origin == "file"  # type: ignore[union-attr]
