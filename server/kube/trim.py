@@ -4,7 +4,8 @@ Every object loses ``metadata.managedFields`` and the
 ``kubectl.kubernetes.io/last-applied-configuration`` annotation (controller-runtime strips
 managedFields for the same memory reason: kubernetes-sigs/controller-runtime
 ``pkg/cache/cache.go``, ``DefaultTransform``). Pods keep only the fields that pod selectors
-and resource aggregation read; CustomResourceDefinitions keep only names, scope, versions
+and resource aggregation read (pods no controller owns, which may be workloads of their own,
+stay whole); CustomResourceDefinitions keep only names, scope, versions
 and conditions (their OpenAPI schemas are megabytes).
 
 Trimming never mutates its input and shares nothing with it: the result is rebuilt by
@@ -20,6 +21,7 @@ from typing import Any
 
 from workload_map.gvk import GVK
 from workload_map.kube.compact import compact
+from workload_map.owners import controller_uid
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -66,7 +68,16 @@ def trim_generic(gvk: GVK, obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def trim_pod(gvk: GVK, obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The pod fields listed in ``POD_*`` (containers and conditions: ``POD_CONTAINER``, ``POD_CONDITION``)."""
+    """The pod fields listed in ``POD_*`` (containers and conditions: ``POD_CONTAINER``, ``POD_CONDITION``).
+
+    A pod without a controller ownerReference is kept whole (``trim_generic``): it may be a
+    workload of its own (the core ``Pod`` definition, or a Karta registered for pods), and a
+    definition reads its root with any jq path (condition times, ``containerStatuses``) and
+    writes its spec (``nodeSelector``, ``tolerations``). Pods a controller owns are read only
+    through pod-directed paths (``podSelector``, gangs) and our own pod rows.
+    """
+    if controller_uid(obj) is None:
+        return trim_generic(gvk, obj)
     spec = obj.get("spec")
     trimmed_spec = _pick(spec, POD_SPEC)
     for field in ("containers", "initContainers"):

@@ -80,5 +80,33 @@ def test_crd_keeps_names_scope_versions_conditions() -> None:
 
 
 def test_malformed_fields_do_not_raise() -> None:
-    out = trim(POD, {"metadata": {"name": "p"}, "spec": "nonsense", "status": None})
+    owned = {"name": "p", "ownerReferences": [{"uid": "rs", "controller": True}]}
+    out = trim(POD, {"metadata": owned, "spec": "nonsense", "status": None})
     assert out["spec"] == {} and out["status"] == {}
+    # a standalone pod is kept as given (the definition's paths meet the same values)
+    out = trim(POD, {"metadata": {"name": "p"}, "spec": "nonsense", "status": None})
+    assert out["spec"] == "nonsense" and out["status"] is None
+
+
+def test_a_pod_no_controller_owns_stays_whole() -> None:
+    # a standalone pod may be a workload of its own: a definition reads its root with any
+    # path (condition times, containerStatuses) and writes its spec (nodeSelector, tolerations)
+    pod = full_pod()
+    pod["metadata"]["ownerReferences"] = [{"uid": "owner", "controller": False}]
+    pod["status"]["conditions"] = [{"type": "Ready", "status": "False", "lastTransitionTime": "2026-12-01T00:00:00Z"}]
+    out = trim(POD, pod)
+    assert out["status"]["conditions"] == [{"type": "Ready", "status": "False",
+                                            "lastTransitionTime": "2026-12-01T00:00:00Z"}]
+    assert out["status"]["containerStatuses"] == [{"name": "c"}] and out["spec"]["volumes"] == [{"name": "v"}]
+    assert out["spec"]["affinity"] == {"x": 1} and "managedFields" not in out["metadata"]
+    assert out["metadata"]["annotations"] == {"keep": "me"}  # last-applied still dropped
+
+
+def test_an_owned_pod_condition_keeps_type_status_reason_message() -> None:
+    pod = full_pod()
+    pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                    "message": "0/4 nodes", "lastProbeTime": None,
+                                    "lastTransitionTime": "2026-12-01T00:00:00Z"}]
+    out = trim(POD, pod)
+    assert out["status"]["conditions"] == [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                            "message": "0/4 nodes"}]

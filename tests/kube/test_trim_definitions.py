@@ -80,3 +80,32 @@ def test_trimming_keeps_what_the_definition_reads(slug: str, state: str) -> None
     assert trimmed_view.to_dict() == full_view.to_dict()
     # the fixture resolves to something: its pods are counted in both views alike
     assert trimmed_view.replicas.current == full_view.replicas.current <= pods
+
+
+def test_a_registered_pod_definition_reads_condition_times_of_its_standalone_pod() -> None:
+    # a user's Karta for pods maps Running by the Ready condition's lastTransitionTime (found by a
+    # review: pod conditions are trimmed to type/status/reason/message, but a pod no controller
+    # owns is a workload root and is kept whole)
+    import copy
+
+    import yaml
+
+    from workload_map.definitions.load import load_definition
+    from tests.catalog.support import CATALOG_DIR
+
+    manifest = yaml.safe_load((CATALOG_DIR / "core-pod-v1.yaml").read_text(encoding="utf-8"))
+    manifest = copy.deepcopy(manifest)
+    manifest["metadata"]["name"] = "my-pod-v1"
+    mappings = manifest["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"]
+    mappings["running"] = [{"byExpression": {
+        "expression": '[.status.conditions[]? | select(.type == "Ready") | .lastTransitionTime // empty] | length > 0',
+        "expectedResult": "true"}}]
+    mappings.pop("initializing", None)
+    defn = load_definition(manifest)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nb", "namespace": "notebooks", "uid": "u-nb"},
+           "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+           "status": {"phase": "Pending", "conditions": [
+               {"type": "Ready", "status": "False", "lastTransitionTime": "2026-12-01T00:00:00Z"}]}}
+    view = resolve_objects(defn, [trim(GVK.of(pod), pod)])
+    assert view.phase.value == "Running"
+    assert resolve_objects(defn, [pod]).phase.value == "Running"
