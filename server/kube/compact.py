@@ -69,8 +69,8 @@ class SharedValues:
     def share(self, key: tuple[Any, ...], value: Any) -> Any:
         """The canonical container of ``key`` (``value`` itself the first time it is met).
 
-        ``key`` must name ``value``'s content exactly: its type tag first, then each item's
-        key part (see ``_part``).
+        ``key`` must name ``value``'s content exactly (here: a type tag, then each item's
+        key part, see ``_node``; the view compaction keys read-only values its own way).
         """
         found = self._young.get(key)
         if found is not None:

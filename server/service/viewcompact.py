@@ -14,8 +14,8 @@ replaces:
   containers whose mutators raise, so sharing them is safe;
 - every read-only value (``Decimal``, ``frozenset``, tuple, frozen container, frozen
   dataclass such as the ``GpuPolicy`` or ``Replicas``, and the ``VALUE_RECORDS`` such as
-  ``GpuFigures``) by one shared instance per distinct value, kept in a bounded table
-  (emptied when full). "Distinct" is exact: ``Decimal("1")`` and ``Decimal("1.0")`` are
+  ``GpuFigures``) by one shared instance per distinct value, kept in the cache's bounded,
+  generational table (``SharedValues``). "Distinct" is exact: ``Decimal("1")`` and ``Decimal("1.0")`` are
   equal but print differently, so they stay apart. A container is shared only when
   everything in it is a shareable value (a list of pods is frozen but not shared; nor is a
   list of conditions whose message, longer than ``INTERN_MAX``, names its workload: such
@@ -34,7 +34,7 @@ import sys
 from decimal import Decimal
 from typing import Any
 
-from workload_map.kube.compact import INTERN_MAX
+from workload_map.kube.compact import INTERN_MAX, SharedValues
 from workload_map.resolution.frozen import EMPTY_MAP, FrozenDict, FrozenList
 from workload_map.resolution.view import GpuFigures
 
@@ -43,12 +43,13 @@ VALUE_RECORDS: frozenset[type] = frozenset({GpuFigures})
 after resolution (their only mutators change their containers, which are read-only by then:
 ``GpuFigures.merge`` runs while resolving, in the worker)."""
 
-TABLE_CAPACITY = 8_192
-"""Distinct shared read-only values remembered before the table is emptied (about 1 MB at
-most: an entry costs about 120 bytes; values that repeat come back within a few views)."""
+TABLE_CAPACITY = 4_096
+"""Entries per generation of the table of shared read-only values (the cache's bounded
+generational table, ``workload_map.kube.compact.SharedValues``: at most 8,192 entries, about
+1 MB; values that repeat come back within a few views)."""
 
 _SCALARS = (str, int, bool, float, type(None))
-_SHARED: dict[Any, Any] = {}
+_TABLE = SharedValues(TABLE_CAPACITY)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -86,22 +87,9 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _shared(key: Any, value: Any) -> Any:
-    found = _SHARED.get(key)
-    if found is not None:
-        return found
-    if len(_SHARED) >= TABLE_CAPACITY:
-        _SHARED.clear()
-        _seed()
-    _SHARED[key] = value
-    return value
-
-
-def _seed() -> None:
-    """The empty map every view's defaults already use is the shared empty map."""
-    _SHARED[_Exact(EMPTY_MAP)] = EMPTY_MAP
-
-
-_seed()
+    if value.__class__ is FrozenDict and not value:
+        return EMPTY_MAP  # the empty map every view's defaults already use
+    return _TABLE.share(key, value)
 
 
 class _Walk:
