@@ -30,14 +30,15 @@ cluster-bin:
 	bash tests/deploy/build-helm.sh
 
 # Static checks, run before the tests by `make test` (and so by .ci/run): ruff (pyflakes,
-# pycodestyle errors, Google-style docstrings), mypy --strict on server/ and schema/, the
-# import-linter layer contracts and deptry (every import declared as a dependency). All four
-# are configured in pyproject.toml.
+# pycodestyle errors, Google-style docstrings), mypy --strict on server/workload_map, the
+# import-linter layer contracts, deptry (every import declared as a dependency; all four
+# configured in pyproject.toml) and the drift check of the published contracts in schema/.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/deptry .
+	$(PY) -m workload_map.contracts --check
 
 run: install
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)

@@ -58,7 +58,7 @@ def bombs() -> list[str]:
 
 @contextlib.contextmanager
 def served(flags: list[str]) -> Iterator[str]:
-    """``wmap serve --snapshot server/sample`` on a free port; yields the base URL."""
+    """``wmap serve --snapshot server/workload_map/sample`` on a free port; yields the base URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -66,7 +66,7 @@ def served(flags: list[str]) -> Iterator[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("WMAP_")}
         env["KUBECONFIG"] = str(Path(tmp) / "none")
         command = [sys.executable, "-m", "workload_map", "serve", "--port", str(port), "--snapshot",
-                   str(REPO / "server" / "sample"), "--state-dir", str(Path(tmp) / "state"), "--log-level",
+                   str(REPO / "server" / "workload_map" / "sample"), "--state-dir", str(Path(tmp) / "state"), "--log-level",
                    "WARNING", *flags]
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}"

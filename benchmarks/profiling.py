@@ -8,7 +8,7 @@ from typing import Any
 
 
 def short(path: str) -> str:
-    """``server/kube/store.py`` rather than the absolute path."""
+    """``server/workload_map/kube/store.py`` rather than the absolute path."""
     for marker in ("/server/", "/schema/", "/benchmarks/", "/site-packages/", "/lib/python"):
         if marker in path:
             return path[path.index(marker) + 1:]

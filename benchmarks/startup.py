@@ -25,8 +25,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_FILE = REPO / "tests" / "fixtures" / "objects" / "jobset-x-k8s-io-jobset-v1alpha2" / "running.yaml"
-SAMPLE_FILE = REPO / "server" / "sample" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
-SAMPLE_DIR = REPO / "server" / "sample"
+SAMPLE_FILE = REPO / "server" / "workload_map" / "sample" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
+SAMPLE_DIR = REPO / "server" / "workload_map" / "sample"
 
 
 def wmap_command() -> list[str]:

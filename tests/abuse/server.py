@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parent.parent.parent
-SAMPLE = REPO / "server" / "sample"
+SAMPLE = REPO / "server" / "workload_map" / "sample"
 START_TIMEOUT_S = 60.0
 
 
@@ -45,7 +45,7 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serve(tmp: Path, *flags: str) -> Iterator[Served]:
-    """Run ``wmap serve --snapshot server/sample`` with ``flags`` until the block ends.
+    """Run ``wmap serve --snapshot server/workload_map/sample`` with ``flags`` until the block ends.
 
     Raises:
         RuntimeError: the server did not answer /readyz 200 within 60 s (its log is in the

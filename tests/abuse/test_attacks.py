@@ -130,7 +130,7 @@ async def test_two_hundred_concurrent_queries_leave_livez_answering(server: Serv
     assert live == 200
     assert {r.status_code for r in answers} <= {200, 503}
     done = [r.json() for r in answers if r.status_code == 200]
-    # the sample holds 141 top-level workloads (server/sample/), plus the 2 hostile pods
+    # the sample holds 141 top-level workloads (server/workload_map/sample/), plus the 2 hostile pods
     assert done and all(b["data"]["workloads"]["totalCount"] == 143 for b in done)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from workload_map_schema.schema import sdl
+from workload_map.graphql.schema import sdl
 from workload_map.app import create_app
 from workload_map.config import Settings
 from workload_map.kube.snapshot import SnapshotReader
@@ -119,7 +119,7 @@ async def test_counts_beyond_int32_are_clamped_not_nulled(settings: Settings) ->
 
 
 def test_int32_clamp() -> None:
-    from workload_map_schema.types import Replicas, int32
+    from workload_map.graphql.types import Replicas, int32
 
     assert [int32(v) for v in (0, 5, 2**31 - 1, 2**31, 10**12, -(2**31) - 1)] == [0, 5, 2**31 - 1, 2**31 - 1,
                                                                                   2**31 - 1, -(2**31)]
@@ -229,7 +229,7 @@ async def test_graphiql_is_served(client: httpx.AsyncClient) -> None:
 
 def test_committed_sdl_matches_the_code() -> None:
     committed = (Path(__file__).parents[2] / "schema" / "schema.graphql").read_text(encoding="utf-8")
-    assert committed == sdl(), "schema/schema.graphql is stale: run `python -m schema --write`"
+    assert committed == sdl(), "schema/schema.graphql is stale: run `python -m workload_map.contracts --write`"
 
 
 async def test_one_workload_query_latency(client: httpx.AsyncClient) -> None:

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from graphql import parse
 
-from workload_map_schema.cost import DEFAULT_MAX_COST, CostLimits, operation_cost
-from workload_map_schema.schema import schema
+from workload_map.graphql.cost import DEFAULT_MAX_COST, CostLimits, operation_cost
+from workload_map.graphql.schema import schema
 from workload_map.app import create_app
 from workload_map.cli.live import serve_settings
 from workload_map.cli.main import parser

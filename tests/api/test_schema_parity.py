@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, build_schema, get_named_type
 
-from workload_map_schema.schema import sdl
+from workload_map.graphql.schema import sdl
 from workload_map.cli.main import build_registry
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.service import WorkloadService
@@ -83,7 +83,7 @@ def _sample_views() -> list[dict[str, Any]]:
 
 def test_every_rest_field_has_a_graphql_field() -> None:
     views = _sample_views()
-    # 75 workloads in the bundled sample (server/sample/README.md): a smaller count means
+    # 75 workloads in the bundled sample (server/workload_map/sample/README.md): a smaller count means
     # the walk below covered fewer shapes than intended.
     assert len(views) >= 70
     workload = SCHEMA.type_map["Workload"]

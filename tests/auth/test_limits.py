@@ -13,7 +13,7 @@ import httpx
 import pytest
 import yaml
 
-from workload_map_schema.schema import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
+from workload_map.graphql.schema import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
 from workload_map.app import create_app
 from workload_map.auth.access import KubernetesAccess
 from workload_map.config import AuthSettings, HttpSettings, Settings

@@ -28,7 +28,7 @@ from workload_map.resolution.nesting import nested_definitions
 REPO = Path(__file__).resolve().parents[2]
 CATALOG_DIR = REPO / "catalog"
 FIXTURES = REPO / "tests" / "fixtures" / "objects"
-SAMPLE_DIR = REPO / "server" / "sample"
+SAMPLE_DIR = REPO / "server" / "workload_map" / "sample"
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

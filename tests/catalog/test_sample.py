@@ -1,4 +1,4 @@
-"""The bundled sample snapshot (``server/sample``) and the service path over the fixtures.
+"""The bundled sample snapshot (``server/workload_map/sample``) and the service path over the fixtures.
 
 The sample is what ``wmap serve`` shows without a cluster: several workloads of every catalog
 type, copied from the fixtures. It must load, list only top-level workloads, resolve without

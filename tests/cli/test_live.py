@@ -148,7 +148,7 @@ def test_serve_answers_graphql_over_the_bundled_sample(tmp_path: Path) -> None:
                               timeout=10)
         assert response.status_code == 200 and "errors" not in response.json()
         count = response.json()["data"]["workloads"]["totalCount"]
-        if (REPO / "server" / "sample").is_dir():
+        if (REPO / "server" / "workload_map" / "sample").is_dir():
             assert count >= 1
         assert httpx.get(f"{base}/livez", timeout=5).text == "ok"
     finally:

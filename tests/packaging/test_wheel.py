@@ -54,7 +54,7 @@ def test_the_installed_package_reads_its_own_catalog_sample_and_crd(installed: t
     package, catalog, sample, crd = Path(lines[0]).parent, Path(lines[1]), Path(lines[2]), lines[3]
     venv = bin_dir.parent
     assert venv in package.parents and REPO_ROOT not in package.parents  # not the checkout
-    assert catalog == package / "data" / "catalog" and not catalog.is_symlink()  # real files in the wheel
+    assert catalog == package / "catalog" and not catalog.is_symlink()  # real files in the wheel
     assert len(list(catalog.glob("*.yaml"))) == 35
     assert sample == package / "sample" and len(list(sample.glob("*.yaml"))) == 35  # one file per catalog type
     assert crd == "True"

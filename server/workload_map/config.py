@@ -10,24 +10,33 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def package_path(*parts: str) -> Path:
-    """A folder or file shipped inside this package, found with :mod:`importlib.resources`.
+def package_path(package: str, *parts: str) -> Path:
+    """A folder or file shipped inside this package: ``parts`` inside ``workload_map.<package>``.
 
-    ``data/catalog`` and ``data/crds`` are links to the top-level ``catalog/`` and
-    ``deploy/crds/`` in the repository and real folders in an installed wheel, so the same
-    path works in a checkout, an editable install, a wheel and the container image.
+    ``package`` is a dotted folder of the package (``sample``, ``catalog``, ``crds``).
+    ``workload_map.catalog`` and ``workload_map.crds`` are the top-level ``catalog/`` and
+    ``deploy/crds/`` folders, mapped into the package by pyproject.toml's ``package-dir``; the
+    folder is found by the import system (:func:`importlib.util.find_spec`), so the same call works
+    in an editable install, a wheel and the container image.
+
+    Raises:
+        FileNotFoundError: the folder is not part of the installed package.
     """
-    from importlib.resources import files
+    from importlib.util import find_spec
 
-    return Path(str(files(__package__ or "workload_map").joinpath(*parts)))
+    spec = find_spec(f"workload_map.{package}")
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not locations:
+        raise FileNotFoundError(f"workload_map.{package} is not installed with the package")
+    return Path(locations[0]).joinpath(*parts)
 
 
 def default_catalog_dir() -> Path:
     """``$WMAP_CATALOG_DIR``, else the catalog installed with the package (``catalog/``)."""
-    return Path(os.environ.get("WMAP_CATALOG_DIR") or package_path("data", "catalog"))
+    return Path(os.environ.get("WMAP_CATALOG_DIR") or package_path("catalog"))
 
 
 def default_sample_dir() -> Path:
@@ -37,7 +46,7 @@ def default_sample_dir() -> Path:
 
 def karta_crd_file() -> Path:
     """The ``kartas.run.ai`` CustomResourceDefinition installed with the package (``deploy/crds/``)."""
-    return package_path("data", "crds", "kartas.run.ai.yaml")
+    return package_path("crds", "kartas.run.ai.yaml")
 
 
 def default_graphiql_assets_dir() -> Path:
@@ -46,7 +55,7 @@ def default_graphiql_assets_dir() -> Path:
 
 
 DEFAULT_GRAPHQL_MAX_COST = 100_000
-"""Default GraphQL cost budget (fields resolved, pages expanded; see ``workload_map_schema.cost``)."""
+"""Default GraphQL cost budget (fields resolved, pages expanded; see ``workload_map.graphql.cost``)."""
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
@@ -64,7 +73,7 @@ class HttpSettings:
         max_wait_s: longest ``?wait=`` a phase request may ask for.
         max_subscriptions: GraphQL subscriptions per websocket connection.
         graphql_max_cost: most fields one GraphQL operation may resolve, fragments
-            expanded and pages multiplied by ``first`` (:mod:`workload_map_schema.cost`); the default
+            expanded and pages multiplied by ``first`` (:mod:`workload_map.graphql.cost`); the default
             lets a portal's page of 500 workloads with roles, instances and pods through
             (cost 39,001) and refuses three such pages in one document.
         cors_origins: browser origins (``https://portal.example.com``) allowed to call

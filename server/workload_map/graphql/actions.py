@@ -1,7 +1,7 @@
 """GraphQL side of workload actions: the result type and the shared resolver body.
 
 The mutations (``updatePodTemplate``, ``suspendWorkload``, ``resumeWorkload`` in
-``workload_map_schema.mutation``) call ``workload_map.service.actions`` exactly as REST does. Failures are
+``workload_map.graphql.mutation``) call ``workload_map.service.actions`` exactly as REST does. Failures are
 GraphQL errors whose ``extensions.code`` is the domain code (``forbidden``, ``conflict``,
 ``not_writable``, ``missing_definition_field``, ``bad_request``, ``workload_not_found``).
 """
@@ -16,7 +16,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.scalars import JSON
 
-from workload_map_schema.context import Context
+from workload_map.graphql.context import Context
 from workload_map.auth.scope import workload_scope
 from workload_map.auth.writes import patching_as
 from workload_map.definitions.load import DuplicateKey, unique_pairs

@@ -1,6 +1,6 @@
 """Act on a workload through its definition: change its pod templates, suspend, resume.
 
-Every front door (REST ``workload_map.api.actions``, GraphQL ``workload_map_schema.mutation``) calls
+Every front door (REST ``workload_map.api.actions``, GraphQL ``workload_map.graphql.mutation``) calls
 :func:`update_pod_templates` or :func:`set_suspended`. Steps: find the workload among
 the caller's visible ones (404 otherwise), enter the caller's permission scope (``patch``
 on the root resource, checked and impersonated by ``workload_map.auth.writes.patching_as``),

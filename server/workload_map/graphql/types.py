@@ -23,7 +23,7 @@ from enum import Enum
 import strawberry
 from strawberry.types import Info
 
-from workload_map_schema.context import Context
+from workload_map.graphql.context import Context
 from workload_map.definitions.phases import Phase as PhaseValue
 from workload_map.resolution import ComponentView, InstanceView, PodView, RoleView, WorkloadView
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests

@@ -13,13 +13,13 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from workload_map_schema.cluster import Cluster, clusters_of, freshness_of
-from workload_map_schema.context import Context
-from workload_map_schema.definitions import Definition, SkippedDefinition
-from workload_map_schema.pods import PodWorkload
+from workload_map.graphql.cluster import Cluster, clusters_of, freshness_of
+from workload_map.graphql.context import Context
+from workload_map.graphql.definitions import Definition, SkippedDefinition
+from workload_map.graphql.pods import PodWorkload
 from workload_map.service.lookup import definition_for, definitions_in_force
 from workload_map.service.pagination import DEFAULT_PAGE_SIZE, check_page_size, encode_cursor, paginate, sort_key
-from workload_map_schema.types import GpuAggregate, GroupBy, Workload
+from workload_map.graphql.types import GpuAggregate, GroupBy, Workload
 from workload_map.auth.scope import list_scope, may_see, workload_scope
 from workload_map.definitions.phases import Phase
 from workload_map.errors import WorkloadNotFound

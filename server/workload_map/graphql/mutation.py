@@ -6,7 +6,7 @@ failures are errors (``extensions.code`` ``forbidden``, or ``auth_unavailable`` 
 check could not be made): registering (dry runs included) needs ``create`` and
 unregistering ``delete`` on ``kartas.run.ai``; the write runs as the caller
 (``workload_map.auth.writes``). Workload actions (``updatePodTemplate``, ``suspendWorkload``,
-``resumeWorkload``: ``workload_map_schema.actions``) need ``patch`` on the workload's resource.
+``resumeWorkload``: ``workload_map.graphql.actions``) need ``patch`` on the workload's resource.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import Info
 
-from workload_map_schema.actions import WorkloadActionResult, act
-from workload_map_schema.context import Context
-from workload_map_schema.definitions import Definition, Problem, RegistrationResult
+from workload_map.graphql.actions import WorkloadActionResult, act
+from workload_map.graphql.context import Context
+from workload_map.graphql.definitions import Definition, Problem, RegistrationResult
 from workload_map.auth.writes import writing_as
 from workload_map.errors import Forbidden, InvalidDefinition, ServerError
 from workload_map.errors import Problem as ProblemValue

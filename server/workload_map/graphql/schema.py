@@ -1,7 +1,7 @@
 """The strawberry schema with its limits and error masking.
 
 Limits (strawberry extensions): query depth 15, 50 aliases, 5,000 tokens, bounded parser
-and validation caches, and :class:`QueryCost` (:mod:`workload_map_schema.cost`: fragment-expanded cost,
+and validation caches, and :class:`QueryCost` (:mod:`workload_map.graphql.cost`: fragment-expanded cost,
 fragment spreads, cycles, repeated fields, ``operationName``), which runs right after
 parsing so a refused document never reaches graphql-core's validation rules. ``MaskErrors`` hides unexpected exceptions behind "Unexpected
 error." (they are logged once, by strawberry's error logger); our own ``ServerError``s
@@ -29,11 +29,11 @@ from strawberry.extensions import (
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
-from workload_map_schema.cost import CostLimits, QueryRefused, operation_cost
-from workload_map_schema.cluster import StaleExtension
-from workload_map_schema.mutation import Mutation
-from workload_map_schema.query import Query
-from workload_map_schema.subscription import Subscription
+from workload_map.graphql.cost import CostLimits, QueryRefused, operation_cost
+from workload_map.graphql.cluster import StaleExtension
+from workload_map.graphql.mutation import Mutation
+from workload_map.graphql.query import Query
+from workload_map.graphql.subscription import Subscription
 from workload_map.errors import ServerError
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ MAX_ALIASES = 50
 MAX_TOKENS = 5000
 CACHE_SIZE = 256
 COST_LIMITS_KEY = "wmap.cost_limits"
-"""Request scope key of the app's :class:`workload_map_schema.cost.CostLimits` (set by the GraphQL view)."""
+"""Request scope key of the app's :class:`workload_map.graphql.cost.CostLimits` (set by the GraphQL view)."""
 
 
 def is_unexpected(error: GraphQLError) -> bool:
@@ -79,7 +79,7 @@ class SafeParserCache(ParserCache):
 
 
 class QueryCost(SchemaExtension):
-    """Price the operation after parsing, before validation (see :mod:`workload_map_schema.cost`).
+    """Price the operation after parsing, before validation (see :mod:`workload_map.graphql.cost`).
 
     Limits come from the request scope (``COST_LIMITS_KEY``), else the defaults.
 
@@ -140,7 +140,7 @@ def build_schema() -> Schema:
 
 
 schema = build_schema()
-"""The module-level schema (``strawberry export-schema workload_map_schema.schema:schema``)."""
+"""The module-level schema (``strawberry export-schema workload_map.graphql.schema:schema``)."""
 
 
 def sdl() -> str:

@@ -3,16 +3,13 @@
 Layers (a layer imports only layers below it):
     workload_map.cli, workload_map.app
     workload_map.api
-    schema
+    workload_map.graphql
     workload_map.service
     workload_map.kube | workload_map.resolution
     workload_map.definitions
     workload_map.jq
     workload_map.config, workload_map.errors, workload_map.gvk, workload_map.logs
 """
-
-if __name__ != "workload_map":  # the folder server/ is the package workload_map (README "Layout")
-    raise ImportError(f"import workload_map, not {__name__}")
 
 
 __version__ = "0.1.0"

@@ -18,8 +18,8 @@ from collections.abc import AsyncGenerator
 import strawberry
 from strawberry.types import Info
 
-from workload_map_schema.context import Context
-from workload_map_schema.types import Workload
+from workload_map.graphql.context import Context
+from workload_map.graphql.types import Workload
 from workload_map.auth.scope import may_see
 from workload_map.definitions.phases import Phase
 

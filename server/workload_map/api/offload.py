@@ -22,7 +22,7 @@ views are read through ``ViewStore.snapshot`` (consistent while the loop writes)
 Cancellation: cancelling the awaiting request (the request budget of
 ``workload_map.api.middleware.DeadlineMiddleware``) cancels the query's task in the thread at
 its next ``await``; a synchronous stretch in progress finishes first (it is bounded by the
-cost limit of ``workload_map_schema.cost``).
+cost limit of ``workload_map.graphql.cost``).
 """
 
 from __future__ import annotations

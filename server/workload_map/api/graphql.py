@@ -47,9 +47,9 @@ from strawberry.subscriptions import (
 )
 from strawberry.types.unset import UnsetType
 
-from workload_map_schema.context import Context
-from workload_map_schema.cost import CostLimits, QueryRefused, select_operation
-from workload_map_schema.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
+from workload_map.graphql.context import Context
+from workload_map.graphql.cost import CostLimits, QueryRefused, select_operation
+from workload_map.graphql.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
 from workload_map.api.auth import GUARD_KEY
 from workload_map.api.crosssite import media_type
 from workload_map.api.errors import HTTP_CODES
@@ -81,7 +81,7 @@ def transport_error(status: int, message: str) -> JSONResponse:
 
 
 class GraphQLApp(GraphQL[Context, None]):
-    """strawberry's view whose context is :class:`workload_map_schema.context.Context`.
+    """strawberry's view whose context is :class:`workload_map.graphql.context.Context`.
 
     Beyond strawberry: ``application/graphql`` bodies (the query text; ``variables`` and
     ``operationName`` from the query string), and transport errors answered as JSON

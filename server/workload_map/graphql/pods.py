@@ -9,8 +9,8 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from workload_map_schema.context import Context
-from workload_map_schema.types import CLAMPED, GangGroup, GangSubGroup, Workload, int32
+from workload_map.graphql.context import Context
+from workload_map.graphql.types import CLAMPED, GangGroup, GangSubGroup, Workload, int32
 from workload_map.service.pods import PodGang, PodPlacement
 
 

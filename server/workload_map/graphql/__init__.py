@@ -1,0 +1,1 @@
+"""GraphQL types (strawberry), a thin layer over workload_map.resolution views."""
