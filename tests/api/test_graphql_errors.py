@@ -10,6 +10,7 @@ unavailable review and the request budget. docs/api.md must list exactly the set
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -110,6 +111,24 @@ async def test_transport_errors_carry_bad_request(plain: httpx.AsyncClient) -> N
     assert response.json()["errors"][0]["extensions"] == {"code": "BAD_REQUEST", "error": "bad_request"}
     response = await plain.post("/graphql", content=b"{", headers={"content-type": "application/json"})
     assert response.status_code == 400 and codes(response.json()["errors"]) == ["BAD_REQUEST"]
+
+
+async def test_subscription_errors_over_sse(plain: httpx.AsyncClient) -> None:
+    """A stream's errors pass the same hook (SSE: one ``next`` event with the errors, then ``complete``)."""
+    asked = {"GRAPHQL_VALIDATION_FAILED": "subscription { workloadPhaseChanged(namespace: 1) { phase } }",
+             "GRAPHQL_PARSE_FAILED": "subscription {"}
+    got = {}
+    for code, query in asked.items():
+        async with plain.stream("POST", "/graphql", json={"query": query},
+                                headers={"accept": "text/event-stream"}) as response:
+            text = ""
+            async for chunk in response.aiter_text():
+                text += chunk
+                if "event: complete" in text:
+                    break
+        event = next(line for line in text.splitlines() if line.startswith("data: {"))
+        got[code] = codes(json.loads(event.removeprefix("data: "))["errors"])
+    assert got == {code: [code] for code in asked}
 
 
 async def test_unexpected_errors_are_internal_and_masked(plain: httpx.AsyncClient,
