@@ -141,6 +141,15 @@ async def test_unexpected_errors_are_internal_and_masked(plain: httpx.AsyncClien
     assert [(e["message"], e["extensions"]) for e in errors] == [("Unexpected error.", {"code": "INTERNAL"})]
 
 
+async def test_caches_not_synced_are_unavailable(tmp_path: Path) -> None:
+    """Before the caches synced (the lifespan is not run here) a workload read is ``UNAVAILABLE``."""
+    app = create_app(Settings(state_dir=tmp_path / "state"), reader=SnapshotReader.from_paths(JOBSET))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        response = await client.post("/graphql", json={"query": "{ workloads { totalCount } }"})
+    assert response.status_code == 200
+    assert [e["extensions"] for e in response.json()["errors"]] == [{"code": "UNAVAILABLE", "error": "not_ready"}]
+
+
 class FlakyReviewer(FakeReviewer):
     """The fake reviewer whose SubjectAccessReviews fail while ``down`` (the API server is away)."""
 
