@@ -84,4 +84,4 @@ async def test_graphql_update_dry_run_and_bad_change(client: httpx.AsyncClient) 
     assert result["dryRun"] is True and [t["instance"] for t in result["targets"]] == ["leader", "worker"]
     for bad in ('{"labels": {"a": 1}}', "not json", "[]"):
         refused = await gql(client, query, change=bad)
-        assert refused["errors"][0]["extensions"]["code"] == "bad_request", bad
+        assert refused["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "error": "bad_request"}, bad

@@ -60,7 +60,7 @@ async def test_no_mutation_over_get_and_graphql_bodies(client: httpx.AsyncClient
     assert response.status_code == 400
     body = response.json()
     assert body["error"] == "bad_request" and body["message"] == "mutations are not allowed when using GET"
-    assert body["errors"][0]["extensions"]["code"] == "bad_request"
+    assert body["errors"][0]["extensions"] == {"code": "BAD_REQUEST", "error": "bad_request"}
     graphql = {"Content-Type": "application/graphql"}
     response = await client.post("/graphql", content="{ skippedDefinitions { name } }", headers=graphql)
     assert response.status_code == 200 and response.json() == {"data": {"skippedDefinitions": []}}

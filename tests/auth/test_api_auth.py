@@ -130,7 +130,7 @@ async def test_registration_needs_create_on_kartas_and_stores_nothing_otherwise(
         refused = await client.post("/api/v1/workload-types", json={"catalog": "jobset"}, headers=bearer("bob-token"))
         assert refused.status_code == 403
         body = await gql(client, "bob-token", register, doc=text)
-        assert body["data"] is None and body["errors"][0]["extensions"]["code"] == "forbidden"
+        assert body["data"] is None and body["errors"][0]["extensions"] == {"code": "FORBIDDEN", "error": "forbidden"}
         assert not state.exists() or not list(state.iterdir())
         created = await client.post("/api/v1/definitions", content=text,
                                     headers={**bearer("root-token"), "Content-Type": "application/yaml"})
@@ -139,7 +139,7 @@ async def test_registration_needs_create_on_kartas_and_stores_nothing_otherwise(
         gone = await client.delete("/api/v1/definitions/mine", headers=bearer("bob-token"))
         assert gone.status_code == 403 and (state / "mine.yaml").exists()
         body = await gql(client, "bob-token", 'mutation { unregisterDefinition(name: "mine") { ok } }')
-        assert body["errors"][0]["extensions"]["code"] == "forbidden"
+        assert body["errors"][0]["extensions"] == {"code": "FORBIDDEN", "error": "forbidden"}
         assert (await client.delete("/api/v1/definitions/mine", headers=bearer("root-token"))).status_code == 200
 
 

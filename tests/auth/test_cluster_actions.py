@@ -109,7 +109,7 @@ async def _scenario(cp: Any, env: dict[str, Any], client: httpx.AsyncClient) -> 
     mutation = """mutation($ns: String!) { suspendWorkload(namespace: $ns, group: "jobset.x-k8s.io", kind: "JobSet",
         name: "train", dryRun: true) { appliedTo dryRun patch } }"""
     denied = await _graphql(client, bob, mutation, ns=ns)
-    assert denied["errors"][0]["extensions"]["code"] == "forbidden"
+    assert denied["errors"][0]["extensions"] == {"code": "FORBIDDEN", "error": "forbidden"}
     dry_suspend = (await _graphql(client, admin, mutation, ns=ns))["data"]["suspendWorkload"]
     assert dry_suspend["appliedTo"] == "cluster" and dry_suspend["patch"][1:] == [
         {"op": "add", "path": "/spec/suspend", "value": True}]  # the seed has no spec.suspend yet

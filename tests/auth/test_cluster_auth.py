@@ -214,7 +214,7 @@ async def test_registration_needs_create_on_kartas_and_is_written_as_the_caller(
                 refused = await client.post("/api/v1/definitions", content=text, headers=bob | YAML_BODY)
                 assert refused.status_code == 403 and refused.json()["error"] == "forbidden", refused.text
                 body = await _graphql(client, bob, register, doc=text)
-                assert body["errors"][0]["extensions"]["code"] == "forbidden"
+                assert body["errors"][0]["extensions"] == {"code": "FORBIDDEN", "error": "forbidden"}
                 assert (await kube.get(f"{KARTAS}/{name}")).status_code == 404  # nothing stored
 
                 await _create(kube, f"{RBAC}/clusterroles", {

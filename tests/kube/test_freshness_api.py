@@ -78,7 +78,7 @@ async def test_an_outage_is_flagged_in_every_interface_and_cleared(tmp_path: Pat
                 assert stale["header"] == "true" and stale["since_header"] == cluster["since"]
                 assert stale["rest_status"] == 200, "stale data is still served"
                 assert stale["cluster_stale"] == 1.0 and stale["pod_stale"] == 1.0
-                # 200, not 503 (README "Staleness"); the informer line carries the error text
+                # 200, not 503 (docs/clusters.md "Staleness and recovery"); the informer line carries the error text
                 assert stale["readyz"] == 200
                 assert f"freshness stale since {cluster['since']}" in stale["verbose"]
                 assert re.search(r"informer core/v1/Pod \w+ objects=1 stale since \S+: .*connection refused",

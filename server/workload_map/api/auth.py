@@ -23,7 +23,7 @@ import logging
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from workload_map.api.errors import response_for
+from workload_map.api.errors import is_graphql, response_for
 from workload_map.api.graphiql import ASSETS_PREFIX
 from workload_map.api.runtime import Runtime
 from workload_map.auth.access import Guard
@@ -100,7 +100,7 @@ class AuthMiddleware:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008, "reason": exc.code})
             return
-        await response_for(exc)(scope, receive, send)
+        await response_for(exc, graphql=is_graphql(scope))(scope, receive, send)
 
 
 def guard_of(conn: HTTPConnection) -> Guard:

@@ -30,7 +30,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from workload_map.api.errors import error_response
+from workload_map.api.errors import error_response, is_graphql
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class CrossSiteMiddleware:
             return
         status, code, message = refusal
         log.info("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
-        await error_response(status, code, message)(scope, receive, send)
+        await error_response(status, code, message, graphql=is_graphql(scope))(scope, receive, send)
 
     def refusal(self, scope: Scope, headers: Headers) -> tuple[int, str, str] | None:
         """(status, code, message) when the request must be refused, else None."""

@@ -4,12 +4,18 @@ Body: ``{"error": <stable code>, "message": <text>, "details": [...]}``; ``detai
 holds every validation problem (``{path, message}``) for 422, and is otherwise empty or
 small context. Unexpected exceptions become a 500 ``internal`` body without the
 exception text (starlette's server-error middleware logs the traceback once).
+
+A refusal of a ``/graphql`` request before GraphQL runs (no credentials, cross-site write,
+body too large or too slow, busy, time budget) carries GraphQL's shape too: ``errors[0]``
+with ``extensions.code`` from the documented set (docs/api.md; :data:`GRAPHQL_CODES` by
+status) and ``extensions.error`` the stable code above, so GraphQL clients read it as they
+read an error of the schema (``workload_map.graphql.errors``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -94,11 +100,25 @@ HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "n
               504: "deadline_exceeded"}
 
 
+GRAPHQL_CODES = {400: "BAD_REQUEST", 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND",
+                 405: "BAD_REQUEST", 408: "TIMEOUT", 409: "CONFLICT", 413: "BAD_REQUEST", 415: "BAD_REQUEST",
+                 422: "BAD_USER_INPUT", 503: "UNAVAILABLE", 504: "TIMEOUT"}
+"""HTTP status of a refused ``/graphql`` request -> its GraphQL ``extensions.code`` (else ``INTERNAL``)."""
+
+
+def is_graphql(scope: Mapping[str, Any]) -> bool:
+    """True for a request to the GraphQL endpoint (``/graphql``)."""
+    return str(scope.get("path", "")).rstrip("/") == "/graphql"
+
+
 def error_response(status: int, code: str, message: str, details: Sequence[Any] = (),
-                   headers: dict[str, str] | None = None) -> JSONResponse:
-    """The JSON error response."""
-    return JSONResponse({"error": code, "message": message, "details": list(details)}, status_code=status,
-                        headers=headers)
+                   headers: dict[str, str] | None = None, *, graphql: bool = False) -> JSONResponse:
+    """The JSON error response; ``graphql``: with GraphQL's ``errors`` list too (module docstring)."""
+    body: dict[str, Any] = {"error": code, "message": message, "details": list(details)}
+    if graphql:
+        extensions = {"code": GRAPHQL_CODES.get(status, "INTERNAL"), "error": code}
+        body["errors"] = [{"message": message, "extensions": extensions}]
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def status_of(exc: ServerError) -> int:
@@ -113,26 +133,27 @@ def details_of(exc: ServerError) -> list[Any]:
     return list(getattr(exc, "details", []) or [])
 
 
-def response_for(exc: ServerError) -> JSONResponse:
-    """The JSON error response for a domain error."""
+def response_for(exc: ServerError, *, graphql: bool = False) -> JSONResponse:
+    """The JSON error response for a domain error (``graphql``: see :func:`error_response`)."""
     status = status_of(exc)
     headers = {"Retry-After": "5"} if status == 503 else None
     if status == 401:
         headers = {"WWW-Authenticate": 'Bearer realm="workload-map-server"'}
-    return error_response(status, exc.code, str(exc), details_of(exc), headers)
+    return error_response(status, exc.code, str(exc), details_of(exc), headers, graphql=graphql)
 
 
 async def handle_server_error(request: Request, exc: Exception) -> Response:
     """Exception handler for :class:`ServerError`."""
     assert isinstance(exc, ServerError)
-    return response_for(exc)
+    return response_for(exc, graphql=is_graphql(request.scope))
 
 
 async def handle_http_exception(request: Request, exc: Exception) -> Response:
     """Exception handler for starlette's ``HTTPException`` (404 route, 405 method, ...)."""
     assert isinstance(exc, HTTPException)
     code = HTTP_CODES.get(exc.status_code, "error")
-    return error_response(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
+    return error_response(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}),
+                          graphql=is_graphql(request.scope))
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:

@@ -52,7 +52,7 @@ from workload_map.graphql.cost import CostLimits, QueryRefused, select_operation
 from workload_map.graphql.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
 from workload_map.api.auth import GUARD_KEY
 from workload_map.api.crosssite import media_type
-from workload_map.api.errors import HTTP_CODES
+from workload_map.api.errors import HTTP_CODES, error_response
 from workload_map.api.graphiql import GraphiQLPage
 from workload_map.api.offload import QUERIES, on_loop
 from workload_map.api.runtime import runtime_of
@@ -73,11 +73,9 @@ def transport_error(status: int, message: str) -> JSONResponse:
     """A GraphQL transport error in both shapes clients read.
 
     Ours (``error``, ``message``) and GraphQL's (``errors[0].message``,
-    ``errors[0].extensions.code``).
+    ``errors[0].extensions.code`` from the documented set, e.g. ``BAD_REQUEST``).
     """
-    code = HTTP_CODES.get(status, "error")
-    return JSONResponse({"error": code, "message": message, "details": [],
-                         "errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
+    return error_response(status, HTTP_CODES.get(status, "error"), message, graphql=True)
 
 
 class GraphQLApp(GraphQL[Context, None]):

@@ -9,11 +9,11 @@ With ``?verbose`` one ``[+]``/``[-]`` line per check is listed, as kube-apiserve
 each failing informer with its error text, and a ``freshness`` line (see
 ``workload_map.kube.freshness``). Stale data does **not** make ``/readyz`` 503: every replica reads
 the same API server, so an outage would take all of them out of their Service at once and
-turn answers flagged stale into connection errors (the reasoning is in the README).
+turn answers flagged stale into connection errors (the reasoning is in docs/clusters.md, "Staleness and recovery").
 With several clusters each has a ``cluster NAME`` line and its informer lines are prefixed
 with its name; ``/readyz`` is 200 once every cluster has synced once and every view is
 resolved (a cluster unreachable from the start keeps it 503; one lost later is stale,
-flagged, not unready: see README "Several clusters").
+flagged, not unready: see docs/clusters.md, "Several clusters").
 ``/healthz`` is the deprecated alias of ``/readyz``.
 """
 

@@ -34,7 +34,7 @@ from collections import deque
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from workload_map.api.errors import Overloaded, response_for
+from workload_map.api.errors import Overloaded, is_graphql, response_for
 from workload_map.errors import ServerError
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class LoadSheddingMiddleware:
         try:
             receive = await _buffered(receive)
         except ServerError as exc:  # body too large or too slow (BodyLimitMiddleware)
-            await response_for(exc)(scope, receive, send)
+            await response_for(exc, graphql=is_graphql(scope))(scope, receive, send)
             return
         if not await self._acquire():
             self.refused += 1
@@ -91,7 +91,7 @@ class LoadSheddingMiddleware:
                      scope.get("path"), self.slots, self.waiting)
             busy = Overloaded(f"the server is busy ({self.slots} expensive requests running, {self.waiting} "
                               f"waiting); retry in {self.retry_after_s}s")
-            response = response_for(busy)
+            response = response_for(busy, graphql=is_graphql(scope))
             response.headers["Retry-After"] = str(self.retry_after_s)
             await response(scope, receive, send)
             return

@@ -15,7 +15,8 @@ from starlette.requests import HTTPConnection
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from workload_map.api.errors import BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, response_for
+from workload_map.api.errors import (BodyTimeout, DeadlineExceeded, PayloadTooLarge, error_response, is_graphql,
+                                     response_for)
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await error_response(413, PayloadTooLarge.code, self._message())(scope, receive, send)
+            await error_response(413, PayloadTooLarge.code, self._message(), graphql=is_graphql(scope))(
+                scope, receive, send)
             return
         seen, done, deadline = 0, False, 0.0
 
@@ -186,7 +188,7 @@ class DeadlineMiddleware:
                         self.seconds)
             if not started:
                 exc = DeadlineExceeded(f"the request did not finish within {self.seconds:g}s")
-                await response_for(exc)(scope, receive, send)
+                await response_for(exc, graphql=is_graphql(scope))(scope, receive, send)
 
 
 def extend_deadline(conn: HTTPConnection, seconds: float) -> None:

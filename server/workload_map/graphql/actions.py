@@ -2,8 +2,9 @@
 
 The mutations (``updatePodTemplate``, ``suspendWorkload``, ``resumeWorkload`` in
 ``workload_map.graphql.mutation``) call ``workload_map.service.actions`` exactly as REST does. Failures are
-GraphQL errors whose ``extensions.code`` is the domain code (``forbidden``, ``conflict``,
-``not_writable``, ``missing_definition_field``, ``bad_request``, ``workload_not_found``).
+the domain errors, raised as they are: the schema's error hook gives each its GraphQL
+``extensions.code`` (``FORBIDDEN``, ``CONFLICT``, ``BAD_USER_INPUT``, ``NOT_FOUND``, ...) and
+keeps the domain code (``forbidden``, ``not_writable``, ...) as ``extensions.error``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from functools import partial
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError
 from strawberry.scalars import JSON
 
 from workload_map.graphql.context import Context
 from workload_map.auth.scope import workload_scope
 from workload_map.auth.writes import patching_as
 from workload_map.definitions.load import DuplicateKey, unique_pairs
-from workload_map.errors import InvalidRequest, ServerError
+from workload_map.errors import CacheNotReady, InvalidRequest
 from workload_map.service.actions import set_suspended, update_pod_templates
 from workload_map.service.fleet import route_write
 
@@ -61,23 +61,26 @@ def _change(text: Any) -> dict[str, Any]:
 async def act(ctx: Context, identity: tuple[str, str, str, str], *, change: Any = None, suspend: bool | None = None,
               resource_version: str | None = None, dry_run: bool = False,
               cluster: str | None = None) -> WorkloadActionResult:
-    """Run one action in the workload's cluster; domain errors become GraphQL errors carrying their code."""
+    """Run one action in the workload's cluster.
+
+    Raises:
+        ServerError: the domain error (``Forbidden``, ``Conflict``, ``WorkloadNotFound``,
+            ``InvalidRequest``, ``CacheNotReady``, ...); the schema's error hook gives it its
+            GraphQL code (:mod:`workload_map.graphql.errors`).
+    """
     namespace, group, kind, name = identity
     group = "" if group == "core" else group
-    try:
-        ctx.require_ready()
-        allow = await workload_scope(ctx.guard, ctx.service, namespace, group, kind)
-        kwargs: dict[str, Any] = {"dry_run": dry_run, "allow": allow, "scope": partial(patching_as, ctx.guard, namespace)}
-        target = (namespace, group, kind, name)
-        service, writer = route_write(ctx.service, ctx.writer, target, cluster)
-        if writer is None:
-            raise GraphQLError("workload writes are not available yet; retry shortly", extensions={"code": "not_ready"})
-        if suspend is None:
-            body = _change(change)
-            if resource_version:
-                body["resourceVersion"] = resource_version
-            return _result(await update_pod_templates(service, writer, target, body, **kwargs))
-        return _result(await set_suspended(service, writer, target, suspend,
-                                           resource_version=resource_version, **kwargs))
-    except ServerError as exc:
-        raise GraphQLError(str(exc), extensions={"code": exc.code}) from None
+    ctx.require_ready()
+    allow = await workload_scope(ctx.guard, ctx.service, namespace, group, kind)
+    kwargs: dict[str, Any] = {"dry_run": dry_run, "allow": allow, "scope": partial(patching_as, ctx.guard, namespace)}
+    target = (namespace, group, kind, name)
+    service, writer = route_write(ctx.service, ctx.writer, target, cluster)
+    if writer is None:
+        raise CacheNotReady("workload writes are not available yet; retry shortly")
+    if suspend is None:
+        body = _change(change)
+        if resource_version:
+            body["resourceVersion"] = resource_version
+        return _result(await update_pod_templates(service, writer, target, body, **kwargs))
+    return _result(await set_suspended(service, writer, target, suspend,
+                                       resource_version=resource_version, **kwargs))

@@ -46,7 +46,7 @@ class StaleExtension(SchemaExtension):
                           "staleKinds": list(summary.stale_kinds)}}
 
 
-@strawberry.type(description="How current the data served is (see README \"Staleness\"): synced once every watched "
+@strawberry.type(description="How current the data served is (see docs/clusters.md \"Staleness and recovery\"): synced once every watched "
                              "kind listed; stale while a list/watch has failed for longer than --stale-after.")
 class Cluster:
     """Adapter over :class:`workload_map.kube.freshness.Freshness` (one cluster, or with several the combined one)."""

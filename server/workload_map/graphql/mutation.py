@@ -2,8 +2,8 @@
 
 Expected failures are data, not errors: every result lists validation problems by field
 path, and a failed registration leaves the previous definition in force. Permission
-failures are errors (``extensions.code`` ``forbidden``, or ``auth_unavailable`` when the
-check could not be made): registering (dry runs included) needs ``create`` and
+failures are errors (``extensions.code`` ``FORBIDDEN``, or ``UNAVAILABLE`` with
+``extensions.error`` ``auth_unavailable`` when the check could not be made): registering (dry runs included) needs ``create`` and
 unregistering ``delete`` on ``kartas.run.ai``; the write runs as the caller
 (``workload_map.auth.writes``). Workload actions (``updatePodTemplate``, ``suspendWorkload``,
 ``resumeWorkload``: ``workload_map.graphql.actions``) need ``patch`` on the workload's resource.
@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError
 from strawberry.types import Info
 
 from workload_map.graphql.actions import WorkloadActionResult, act
@@ -41,16 +40,12 @@ def _succeeded(ctx: Context, outcome: Registration, cluster: str | None) -> Regi
                               definition=Definition(entry=entry), problems=[])
 
 
-def _auth_error(exc: ServerError) -> GraphQLError:
-    return GraphQLError(str(exc), extensions={"code": exc.code})
-
-
 async def _register(ctx: Context, doc: Any, dry_run: bool, cluster: str | None) -> RegistrationResult:
     try:
         async with writing_as(ctx.guard, "create"):
             outcome = await register_document(ctx.registrar_for(cluster), doc, dry_run=dry_run)
-    except AUTH_ERRORS as exc:
-        raise _auth_error(exc) from None
+    except AUTH_ERRORS:
+        raise  # an error, not data: the schema's error hook gives it its code
     except ServerError as exc:
         return _failed(exc, dry_run)
     return _succeeded(ctx, outcome, cluster)
@@ -87,8 +82,8 @@ class Mutation:
         try:
             async with writing_as(info.context.guard, "delete"):
                 entry = await info.context.registrar_for(cluster).unregister(name)
-        except AUTH_ERRORS as exc:
-            raise _auth_error(exc) from None
+        except AUTH_ERRORS:
+            raise
         except ServerError as exc:
             return _failed(exc, False)
         return RegistrationResult(ok=True, dry_run=False, created=False, definition=Definition(entry=entry),

@@ -3,9 +3,12 @@
 Limits (strawberry extensions): query depth 15, 50 aliases, 5,000 tokens, bounded parser
 and validation caches, and :class:`QueryCost` (:mod:`workload_map.graphql.cost`: fragment-expanded cost,
 fragment spreads, cycles, repeated fields, ``operationName``), which runs right after
-parsing so a refused document never reaches graphql-core's validation rules. ``MaskErrors`` hides unexpected exceptions behind "Unexpected
-error." (they are logged once, by strawberry's error logger); our own ``ServerError``s
-(bad cursor, page size, caches not ready) and GraphQL validation errors stay visible.
+parsing so a refused document never reaches graphql-core's validation rules. Errors: one
+hook, :meth:`LoggingSchema.process_errors`, logs every error once and gives it its
+``extensions.code`` (:mod:`workload_map.graphql.errors`, the documented set); unexpected
+exceptions are masked there as ``INTERNAL`` "Unexpected error." (logged with their traceback
+by strawberry's error logger); our own ``ServerError``s (bad cursor, page size, caches not
+ready) and GraphQL validation errors stay visible.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from strawberry.types import ExecutionContext
 from strawberry.utils.logging import StrawberryLogger
 from strawberry.extensions import (
     AddValidationRules,
-    MaskErrors,
     MaxTokensLimiter,
     ParserCache,
     SchemaExtension,
@@ -31,10 +33,10 @@ from strawberry.extensions.query_depth_limiter import create_validator as max_de
 
 from workload_map.graphql.cost import CostLimits, QueryRefused, operation_cost
 from workload_map.graphql.cluster import StaleExtension
+from workload_map.graphql.errors import is_unexpected, shape
 from workload_map.graphql.mutation import Mutation
 from workload_map.graphql.query import Query
 from workload_map.graphql.subscription import Subscription
-from workload_map.errors import ServerError
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +46,6 @@ MAX_TOKENS = 5000
 CACHE_SIZE = 256
 COST_LIMITS_KEY = "wmap.cost_limits"
 """Request scope key of the app's :class:`workload_map.graphql.cost.CostLimits` (set by the GraphQL view)."""
-
-
-def is_unexpected(error: GraphQLError) -> bool:
-    """True for errors to mask: raised by code, and not one of our ``ServerError``s."""
-    original = error.original_error
-    return original is not None and not isinstance(original, (ServerError, GraphQLError))
 
 
 #: The depth and alias rules are built ONCE: QueryDepthLimiter/MaxAliasesLimiter would
@@ -105,20 +101,24 @@ class QueryCost(SchemaExtension):
 
 
 class LoggingSchema(Schema):
-    """Strawberry's schema, logging client mistakes at INFO without a traceback.
+    """Strawberry's schema whose error hook logs and shapes every error (the one hook).
 
-    Client mistakes are syntax, validation, refused cost and our ``ServerError``s; only
-    unexpected exceptions go to strawberry's error logger (ERROR with the traceback).
+    Strawberry calls :meth:`process_errors` once for every error list it produces (parse,
+    cost check, validation, execution, each subscription event), before the answer is
+    serialized. Client mistakes (syntax, validation, refusals, our ``ServerError``s) are
+    logged at INFO without a traceback; unexpected exceptions go to strawberry's error
+    logger (ERROR with the traceback) and are then masked.
     """
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
-        """Log each error of one operation at the level its cause deserves."""
+        """Log each error of one operation at the level its cause deserves, then set its code."""
         for error in errors:
             if is_unexpected(error):
                 StrawberryLogger.error(error, execution_context)
+                shape(error)
             else:
-                code = (error.extensions or {}).get("code", "")
-                log.info("GraphQL operation refused%s: %s", f" ({code})" if code else "", error.message)
+                shape(error)
+                log.info("GraphQL operation refused (%s): %s", (error.extensions or {}).get("code"), error.message)
 
 
 def build_schema() -> Schema:
@@ -133,7 +133,6 @@ def build_schema() -> Schema:
             lambda: SafeParserCache(maxsize=CACHE_SIZE),
             QueryCost,
             lambda: ValidationCache(maxsize=CACHE_SIZE),
-            lambda: MaskErrors(should_mask_error=is_unexpected),
             StaleExtension,
         ],
     )

@@ -4,7 +4,7 @@
 path or malformed object yields an error entry on the component or workload and the rest
 of the view is still produced.
 
-Counting rules (documented in the README, "JSON view reference"):
+Counting rules (documented in docs/api.md, "JSON view reference"):
 
 * desired pods of an instance: ``replicas``, else ``minReplicas``, else 1, unless live children
   scaled on their own say otherwise (``workload_map.resolution.livescale``); of a component:

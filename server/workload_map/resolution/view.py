@@ -356,7 +356,7 @@ class WorkloadView:
         return [p for c in self.all_components() for p in c.pods] + self.unattributed
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON view (documented in the README, "JSON view reference")."""
+        """The JSON view (documented in docs/api.md, "JSON view reference")."""
         return {
             "name": self.name, "namespace": self.namespace, "kind": self.kind, "apiVersion": self.api_version,
             "group": self.group, "uid": self.uid, "resourceVersion": self.resource_version,
