@@ -27,7 +27,9 @@ a nested child overrides the inner role that pod belongs to.
 * ``workload-map.run.ai/failing-children`` (child kinds whose ``FailureTarget``/``Failed``
   condition marks a failing child) and ``workload-map.run.ai/degraded-when`` (a jq
   expression over the root giving messages of counts that do not add up): evidence of a
-  Degraded workload (``workload_map.resolution.degraded``).
+  Degraded workload (``workload_map.resolution.degraded``); ``workload-map.run.ai/unknown-when``
+  (a jq expression giving messages of why the workload cannot be read, such as a missing
+  runtime it takes its structure from): its phase is Undefined with those reasons.
 
 Any other ``workload-map.run.ai/`` annotation key than those and the server's own
 (:data:`OWN_ANNOTATIONS`) is refused as a misspelt extension.
@@ -46,8 +48,9 @@ LIVE_SCALE_ANNOTATION = "workload-map.run.ai/live-scale"
 TEMPLATES_ANNOTATION = "workload-map.run.ai/nested-templates"
 FAILING_CHILDREN_ANNOTATION = "workload-map.run.ai/failing-children"
 DEGRADED_WHEN_ANNOTATION = "workload-map.run.ai/degraded-when"
+UNKNOWN_WHEN_ANNOTATION = "workload-map.run.ai/unknown-when"
 EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTATION, LIVE_SCALE_ANNOTATION,
-                         FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION)
+                         FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION)
 #: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
 OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
                              "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type"})
@@ -197,7 +200,7 @@ def extension_problems(definition: Definition) -> list[Problem]:
         problems.append(Problem(f"{_PATH}[{TEMPLATES_ANNOTATION}]", f"needs {NESTED_ANNOTATION}"))
     elif templates is not None and not str(templates).strip():
         problems.append(Problem(f"{_PATH}[{TEMPLATES_ANNOTATION}]", "is empty (a jq expression giving objects)"))
-    for key in (FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION):
+    for key in (FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION):
         if key in annotations and not annotation(definition, key):
             problems.append(Problem(f"{_PATH}[{key}]", "is empty"))
     children = {c.name: c for c in definition.children}
@@ -212,5 +215,5 @@ def extension_problems(definition: Definition) -> list[Problem]:
 
 
 __all__ = ["DEGRADED_WHEN_ANNOTATION", "EXTENSION_ANNOTATIONS", "FAILING_CHILDREN_ANNOTATION", "annotation", "LIVE_SCALE_ANNOTATION", "LIVE_SCALE_KINDS", "NESTED_ANNOTATION",
-           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "TEMPLATES_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
+           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "TEMPLATES_ANNOTATION", "UNKNOWN_WHEN_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
            "live_scale_entries"]

@@ -18,6 +18,11 @@ in a suspend transition (nor Undefined), Running and Initializing are replaced b
 the workload ran and lost part of itself (restarts may still bring it back), and every message
 is listed on the view with the field ``status``. A terminal workload keeps its phase and
 gets no message (a failed Job is expected under a Failed JobSet).
+
+A third annotation, ``workload-map.run.ai/unknown-when``, gives the reasons a workload whose
+structure lives in another object cannot be read (TrainJob: its runtime is missing, in
+another namespace or malformed): each is listed on the view (field ``status``) and the phase
+is ``Undefined`` (this server's Unknown), whatever the status mappings say.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.definitions.extensions import DEGRADED_WHEN_ANNOTATION, FAILING_CHILDREN_ANNOTATION, annotation
+from workload_map.definitions.extensions import (
+    DEGRADED_WHEN_ANNOTATION,
+    FAILING_CHILDREN_ANNOTATION,
+    UNKNOWN_WHEN_ANNOTATION,
+    annotation,
+)
 from workload_map.definitions.model import Definition
 from workload_map.definitions.phases import ENTRIES_ORDER, Phase
 from workload_map.errors import JqError
@@ -42,17 +52,26 @@ _FAILING = ("FailureTarget", "Failed")
 def degraded_messages(definition: Definition, root: Mapping[str, Any], doc: Document,
                       objects: Sequence[Mapping[str, Any]], errors: list[ResolutionError]) -> list[str]:
     """The messages of both annotations (empty for a definition without them)."""
-    messages = _failing_children(definition, root, objects)
-    expression = annotation(definition, DEGRADED_WHEN_ANNOTATION)
-    if expression:
-        try:
-            outputs = compile_program(expression).all(doc)
-        except JqError as exc:
-            errors.append(ResolutionError(f"degraded-when evaluation failed: {exc.reason}", definition.root.name,
-                                          f'metadata.annotations["{DEGRADED_WHEN_ANNOTATION}"]', expression))
-            outputs = []
-        messages += [o for o in outputs if isinstance(o, str) and o]
-    return messages
+    return _failing_children(definition, root, objects) + _messages(definition, DEGRADED_WHEN_ANNOTATION, doc, errors)
+
+
+def unknown_messages(definition: Definition, doc: Document, errors: list[ResolutionError]) -> list[str]:
+    """The reasons ``unknown-when`` gives why the workload cannot be read (phase Undefined)."""
+    return _messages(definition, UNKNOWN_WHEN_ANNOTATION, doc, errors)
+
+
+def _messages(definition: Definition, key: str, doc: Document, errors: list[ResolutionError]) -> list[str]:
+    """The string outputs of the jq expression of annotation ``key`` (a failure is an error)."""
+    expression = annotation(definition, key)
+    if not expression:
+        return []
+    try:
+        outputs = compile_program(expression).all(doc)
+    except JqError as exc:
+        errors.append(ResolutionError(f"{key.rpartition('/')[2]} evaluation failed: {exc.reason}",
+                                      definition.root.name, f'metadata.annotations["{key}"]', expression))
+        return []
+    return [o for o in outputs if isinstance(o, str) and o]
 
 
 def _failing_children(definition: Definition, root: Mapping[str, Any],

@@ -35,7 +35,7 @@ from workload_map.gvk import GVK
 from workload_map.owners import controller_uid, cycle_message, owner_chain, uid_of
 from workload_map.resolution import extract, freshness, nesting
 from workload_map.resolution.counts import check_counts, check_total
-from workload_map.resolution.degraded import apply_degraded, degraded_messages
+from workload_map.resolution.degraded import apply_degraded, degraded_messages, unknown_messages
 from workload_map.resolution.dra import ClaimSources
 from workload_map.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
 from workload_map.resolution.gangs import SubtreeScale, gang_groups
@@ -296,7 +296,9 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     bad_counts += [total_error] if total_error else []
     errors.extend([total_error] if total_error else [])
     status.phases = apply_degraded(status.phases, degraded_messages(definition, root, doc, objects, errors), errors)
-    if bad_counts:  # figures from a number that is not a count: never Running (counts module)
+    unreadable = unknown_messages(definition, doc, errors)
+    errors.extend(ResolutionError(m, field="status") for m in unreadable)
+    if bad_counts or unreadable:  # figures from a number that is not a count, structure unreadable: never Running
         status.phases = [Phase.UNDEFINED]
     subtree = SubtreeScale(definition, {n: dict(zip(e.ids, e.scales)) for n, e in extracted.items()})
     return WorkloadView(
