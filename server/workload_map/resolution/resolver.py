@@ -176,7 +176,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
             pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
             policy: GpuPolicy = DEFAULT_GPU_POLICY, claims: Sequence[Mapping[str, Any]] = (),
             claim_templates: Sequence[Mapping[str, Any]] = (), nested: nesting.Nested | None = None,
-            skip: nesting.Skip = frozenset()) -> WorkloadView:
+            skip: nesting.Skip = frozenset(), uid_conflicts: Sequence[str] = ()) -> WorkloadView:
     """Resolve ``root`` into its view.
 
     Args:
@@ -193,6 +193,9 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         nested: definitions of the nested children's GVKs (``nesting.nested_definitions``);
             used only when ``definition`` opts in (``workload-map.run.ai/nested``).
         skip: (component, instance) left out (instances an outer workload overrides).
+        uid_conflicts: the objects (``group/Kind ns/name``) that hold the root's uid when two
+            or more distinct ones do (``ObjectGraph.uid_conflicts``): the view then carries
+            the conflict as an error and phase Undefined (its pods cannot be told apart).
 
     Returns:
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
@@ -228,6 +231,12 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
                                                f"nested resolution failed: {type(exc).__name__}: {exc}"))
             continue
         at = nesting.fold(view, inner_view, at, gangs=used is not definition)
+    if uid_conflicts:
+        view.errors.append(ResolutionError(
+            f"identity conflict: uid {view.uid} is held by {len(uid_conflicts)} distinct objects "
+            f"({', '.join(uid_conflicts)}); the objects that name it as their owner are attached to none",
+            field="metadata.uid"))
+        view.phase, view.phases = Phase.UNDEFINED, [Phase.UNDEFINED]
     return view
 
 
