@@ -71,7 +71,8 @@ def fresh_view(root: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
         return root, []
     meta = root.get("metadata")
     generation = meta.get("generation") if isinstance(meta, Mapping) else None
-    fresh, stale = [], []
+    fresh: list[Any] = []
+    stale: list[Any] = []
     for c in conditions:
         (stale if _behind(c, generation) else fresh).append(c)
     ordered = sorted(fresh, key=_changed_at)
