@@ -87,3 +87,17 @@ def test_buckets_alone_make_it_degraded_and_a_fresh_jobset_is_not() -> None:
     for entry in root["status"]["replicatedJobsStatus"]:
         entry.update(active=0, ready=0)
     assert resolve(definition(SLUG), root).phase.value == "Initializing"
+
+
+def test_a_failing_degraded_when_expression_is_an_error_naming_the_annotation() -> None:
+    from dataclasses import replace
+
+    from tests.catalog.support import definition, load
+    from workload_map.resolution import resolve
+
+    defn = definition(SLUG)
+    manifest = copy.deepcopy(defn.manifest)
+    manifest["metadata"]["annotations"]["workload-map.run.ai/degraded-when"] = 'error("boom")'
+    view = resolve(replace(defn, manifest=manifest), load(SLUG, "running")[0])
+    assert [e.field for e in view.errors] == ['metadata.annotations["workload-map.run.ai/degraded-when"]']
+    assert view.phase.value == "Running"  # no evidence: the status mappings' word stands
