@@ -89,6 +89,10 @@ def _with(annotations: dict[str, str], slug: str = "batch-cronjob-v1") -> dict[s
     # nested-templates needs nested and an expression
     ({NESTED_ANNOTATION: "", TEMPLATES_ANNOTATION: ".spec.jobTemplate"}, "batch-cronjob-v1", f"needs {NESTED_ANNOTATION}"),
     ({NESTED_ANNOTATION: "batch/Job", TEMPLATES_ANNOTATION: " "}, "batch-cronjob-v1", "is empty"),
+    # issue 28: the evidence annotations must not be empty
+    ({"workload-map.run.ai/failing-children": " "}, "jobset-x-k8s-io-jobset-v1alpha2", "is empty"),
+    ({"workload-map.run.ai/degraded-when": ""}, "jobset-x-k8s-io-jobset-v1alpha2", "is empty"),
+    ({"workload-map.run.ai/unknown-when": ""}, "trainer-kubeflow-org-trainjob-v1alpha1", "is empty"),
     # a misspelt extension key is refused, not ignored
     ({"workload-map.run.ai/nestd": "batch/Job"}, "batch-cronjob-v1", "unknown extension annotation"),
 ])

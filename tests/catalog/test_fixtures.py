@@ -73,11 +73,15 @@ def test_every_pod_is_attributed(slug: str, state: str) -> None:
     assert sorted(p.name for p in view.all_pods()) == sorted(d["metadata"]["name"] for d in pods)
 
 
+#: Fixtures whose expected phase is Undefined (issue 28: the workload cannot be read).
+UNKNOWN_BY_DESIGN = {("trainer-kubeflow-org-trainjob-v1alpha1", "runtime-missing")}
+
+
 @pytest.mark.parametrize(("slug", "state"), ALL)
 def test_statuses_are_exclusive(slug: str, state: str) -> None:
     # our status rules are written so that exactly one status matches each fixture
     phases = resolve_fixture(slug, state).phases
-    assert len(phases) == 1 and phases[0].value != "Undefined", phases
+    assert len(phases) == 1 and (phases[0].value != "Undefined") != ((slug, state) in UNKNOWN_BY_DESIGN), phases
 
 
 @pytest.mark.parametrize(("slug", "state"), ALL)

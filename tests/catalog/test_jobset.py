@@ -8,12 +8,20 @@ replicated job, named as in the spec. The fixtures run leader (replicas 1) + wor
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from tests.catalog.support import Case, assert_case, resolve_fixture
 
 SLUG = "jobset-x-k8s-io-jobset-v1alpha2"
 RJ = {"replicatedjob": ["leader", "worker"]}
+
+FAILING_JOB_WARNINGS = (
+    "Job llm-pretrain-worker-1 is failing (FailureTarget=True, reason BackoffLimitExceeded)",
+    # worker: max(ready 1, active 1) + succeeded 0 + failed 0 + suspended 0 = 1 of 2 replicas
+    "replicatedJobsStatus worker: the buckets account for 1 of 2 Jobs (ready 1, active 1, succeeded 0, failed 0, "
+    "suspended 0): the counts do not add up")
 
 CASES = [
     # Jobs created, no replicated job has ready pods -> Initializing only (the exclusive rule).
@@ -40,6 +48,11 @@ CASES = [
     # desired, 3 x 4 = 12 GPUs by spec; no pods, so 0 by pods and 0 allocated.
     Case("suspended", "Suspended", ("Suspended",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0),
          (12, 0, 0)),
+    # Issue 28: worker-1 Job FailureTarget=True, its pod terminating (restarts remain: 0 of 3):
+    # Degraded, not Running. Pods: 3 listed, the terminating one is not current: current 2 =
+    # ready 2; its 4 GPUs are still held: requestedByPods = allocated = 3 x 4 = 12.
+    Case("failing-job", "Degraded", ("Degraded",), {"leader": (1, 1, 1), "worker": (2, 1, 1)}, RJ, (3, 2, 2),
+         (12, 12, 12), warnings=FAILING_JOB_WARNINGS),
 ]
 
 
@@ -56,3 +69,35 @@ def test_seed_scenario_roles_and_gang() -> None:
     (gang,) = view.gangs
     assert (gang.name, gang.form, gang.min_member, gang.sub_groups) == ("jobset", "podGroup", 3, [("replicatedjob", 3)])
     assert len(gang.pods) == 3
+
+
+def test_failing_job_and_buckets_that_do_not_add_up_are_listed() -> None:
+    view = resolve_fixture(SLUG, "failing-job")
+    assert [(e.field, e.message) for e in view.errors] == [("status", m) for m in FAILING_JOB_WARNINGS]
+
+
+def test_buckets_alone_make_it_degraded_and_a_fresh_jobset_is_not() -> None:
+    from tests.catalog.support import definition, load
+    from workload_map.resolution import resolve
+
+    root = copy.deepcopy(load(SLUG, "failing-job")[0])  # no Job objects: only the root's buckets speak
+    view = resolve(definition(SLUG), root)
+    assert view.phase.value == "Degraded" and len(view.errors) == 1
+    # Jobs not created yet: every bucket 0 and no restart -> nothing is missing yet (Initializing)
+    for entry in root["status"]["replicatedJobsStatus"]:
+        entry.update(active=0, ready=0)
+    assert resolve(definition(SLUG), root).phase.value == "Initializing"
+
+
+def test_a_failing_degraded_when_expression_is_an_error_naming_the_annotation() -> None:
+    from dataclasses import replace
+
+    from tests.catalog.support import definition, load
+    from workload_map.resolution import resolve
+
+    defn = definition(SLUG)
+    manifest = copy.deepcopy(defn.manifest)
+    manifest["metadata"]["annotations"]["workload-map.run.ai/degraded-when"] = 'error("boom")'
+    view = resolve(replace(defn, manifest=manifest), load(SLUG, "running")[0])
+    assert [e.field for e in view.errors] == ['metadata.annotations["workload-map.run.ai/degraded-when"]']
+    assert view.phase.value == "Running"  # no evidence: the status mappings' word stands

@@ -26,6 +26,11 @@ CASES = [
     # InferenceService (ReplicaSet, Deployment, Revision, Configuration, Knative Service).
     Case("running-knative", "Running", ("Running",),
          {"predictor": (1, 1, 1), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 1), (1, 1, 1)),
+    # Issue 28: Knative mode, newest revision 00002 failed (LatestDeploymentReady False) while
+    # 100 % of the traffic still goes to the ready revision 00001, whose one pod (1 GPU) serves
+    # -> Degraded; the figures are the serving revision's: 1 pod desired, current, ready; 1 GPU.
+    Case("degraded-knative", "Degraded", ("Degraded",),
+         {"predictor": (1, 1, 1), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 1), (1, 1, 1)),
     # transitionStatus BlockedByFailedLoad -> Failed; the crashing pod is live on a node.
     Case("failed", "Failed", ("Failed",),
          {"predictor": (1, 1, 0), "transformer": (0, 0, 0), "explainer": (0, 0, 0)}, ONE, (1, 1, 0), (1, 1, 1)),
@@ -39,3 +44,20 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.state)
 def test_view(case: Case) -> None:
     assert_case(SLUG, case)
+
+
+def test_a_newest_revision_still_rolling_out_is_not_degraded() -> None:
+    """Knative reports the new revision's readiness Unknown while it starts: no failure yet."""
+    import copy
+
+    from tests.catalog.support import definition, load, resolve_objects
+
+    slug = "serving-kserve-io-inferenceservice-v1beta1"
+    docs = copy.deepcopy(load(slug, "degraded-knative"))
+    for c in docs[0]["status"]["conditions"]:
+        c["status"] = "Unknown" if c["status"] == "False" else c["status"]
+    assert resolve_objects(definition(slug), docs).phase.value == "Initializing"
+    # no older revision receives traffic: nothing serves, the failure is not "Degraded"
+    docs = copy.deepcopy(load(slug, "degraded-knative"))
+    docs[0]["status"]["components"]["predictor"]["traffic"] = []
+    assert resolve_objects(definition(slug), docs).phase.value == "Initializing"

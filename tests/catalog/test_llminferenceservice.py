@@ -48,3 +48,31 @@ def test_gang_counts_the_serving_pods(slug: str) -> None:
     # main 2 + prefill 1 (the scheduler is not part of the gang) = 3.
     (gang,) = resolve_fixture(slug, "running").gangs
     assert gang.min_member == 3
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+@pytest.mark.parametrize(("parallelism", "replicas", "main", "workers"), [
+    # pipeline 4 -> group size 4 = 1 leader + 3 workers; 3 groups: 3 leaders (main), 9 workers
+    ({"pipeline": 4, "tensor": 8}, 3, 3, 9),
+    # no pipeline: data 8 / dataLocal 2 = 4 per group -> 1 leader + 3 workers each
+    ({"data": 8, "dataLocal": 2}, 3, 3, 9),
+    # data 4 without dataLocal (1 rank per pod) -> size 4
+    ({"data": 4}, 2, 2, 6),
+    # pipeline 1: a group is its leader alone, 0 workers (never -1)
+    ({"pipeline": 1}, 2, 2, 0),
+])
+def test_multinode_group_is_one_leader_plus_size_minus_one_workers(
+        slug: str, parallelism: dict[str, int], replicas: int, main: int, workers: int) -> None:
+    """Issue 28: the group size includes the leader (KServe renders LeaderWorkerSet size = it)."""
+    import copy
+
+    from tests.catalog.support import definition, load
+    from workload_map.resolution import resolve
+
+    root = copy.deepcopy(load(slug, "running-multinode")[0])
+    root["spec"]["parallelism"] = parallelism
+    root["spec"]["replicas"] = replicas
+    view = resolve(definition(slug), root)
+    desired = {r.name: r.replicas.desired for r in view.roles()}
+    assert (desired["main"], desired["worker"]) == (main, workers)
+    assert view.replicas.desired == main + workers  # = replicas x group size

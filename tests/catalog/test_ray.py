@@ -114,3 +114,26 @@ def test_raycluster_gang_is_head_plus_workers() -> None:
     (gang,) = resolve_fixture(RC, "running").gangs
     # head 1; workers: gpu-multihost min 2 (> 0, so the min counts), gpu-small min 0 -> replicas 2
     assert (gang.name, gang.min_member, gang.sub_groups) == ("raycluster", 5, [("head", 1), ("worker", 4)])
+
+
+@pytest.mark.parametrize(("slug", "path"), [
+    ("ray-io-raycluster-v1", ("spec",)),
+    ("ray-io-rayjob-v1", ("spec", "rayClusterSpec")),
+    ("ray-io-rayservice-v1", ("spec", "rayClusterConfig")),
+])
+def test_no_head_group_spec_invents_no_head_pod(slug: str, path: tuple[str, ...]) -> None:
+    """Issue 28: without headGroupSpec (CRD-required) the head wants 0 pods, not an invented 1."""
+    import copy
+
+    from tests.catalog.support import definition, load
+    from workload_map.resolution import resolve
+
+    root = copy.deepcopy(load(slug, "running")[0])
+    holder = root
+    for key in path:
+        holder = holder[key]
+    with_head = {r.name: r.replicas.desired for r in resolve(definition(slug), root).roles()}
+    del holder["headGroupSpec"]
+    without = {r.name: r.replicas.desired for r in resolve(definition(slug), root).roles()}
+    assert with_head["head"] == 1 and without.get("head", 0) == 0
+    assert {k: v for k, v in without.items() if k != "head"} == {k: v for k, v in with_head.items() if k != "head"}

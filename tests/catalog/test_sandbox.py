@@ -24,6 +24,11 @@ CASES = [
     (B1, Case("suspending", "Suspending", ("Suspending",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
     # mode Running with Suspended=True still set: no pod yet.
     (B1, Case("resuming", "Resuming", ("Resuming",), {"agent": (1, 0, 0)}, IDS, (1, 0, 0), (1, 0, 0))),
+    # issue 28: Suspended=True (09:00) older than Ready=True (09:30): the later change decides.
+    (B1, Case("resumed-old-suspended", "Running", ("Running",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
+    # issue 28: generation 4; Suspended=True has observedGeneration 3 (stale, though later in
+    # time) and decides nothing; Ready=True (observedGeneration 4) -> Running.
+    (B1, Case("resumed-stale-suspended", "Running", ("Running",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
     (A1, Case("running", "Running", ("Running",), {"agent": (1, 1, 1)}, IDS, (1, 1, 1), (1, 1, 1))),
     (A1, Case("initializing", "Initializing", ("Initializing",), {"agent": (1, 1, 0)}, IDS, (1, 1, 0), (1, 1, 1))),
     # replicas 0 (paused): Suspended, demand kept.

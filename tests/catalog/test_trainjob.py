@@ -37,6 +37,12 @@ CASES = [
     # nodes x 4 = 8 allocated; none ready.
     Case("initializing-runtime-resources", "Initializing", ("Initializing",), {"node": (3, 3, 0)}, ONE,
          (3, 3, 0), (12, 12, 8)),
+    # Issue 28: the TrainingRuntime is in another namespace: Created=False, JobsBuildFailed; no
+    # JobSet, so the stand-in trainer wants numNodes 3 pods and 0 GPUs (only the runtime has
+    # them); Undefined (Unknown) with the reason, not Initializing.
+    Case("runtime-missing", "Undefined", ("Undefined",), {"trainer": (3, 0, 0)}, {"trainer": [""]}, (3, 0, 0),
+         (0, 0, 0), warnings=("runtime TrainingRuntime/torch-distributed could not be used (missing, in another "
+                              "namespace or malformed): Created=False, JobsBuildFailed: Failed to build Jobs",)),
 ]
 
 
@@ -63,3 +69,25 @@ def test_the_jobset_is_not_a_workload_of_its_own() -> None:
     assert [(v.kind, v.name) for v in views] == [("TrainJob", "llama-sft")]
     # 2 pods x 8 GPUs, counted once
     assert views[0].to_dict()["gpu"]["requestedByPods"] == 16
+
+
+@pytest.mark.parametrize(("ref", "message"), [
+    (None, "spec.runtimeRef is missing or not an object: the runtime cannot be read"),
+    ("torch", "spec.runtimeRef is missing or not an object: the runtime cannot be read"),
+    ({"kind": "ClusterTrainingRuntime"}, "spec.runtimeRef.name is missing or empty"),
+    ({"apiGroup": "kubeflow.org", "kind": "PyTorchJob", "name": "x"},
+     "spec.runtimeRef kubeflow.org/PyTorchJob is not a Trainer runtime kind"),
+])
+def test_a_malformed_runtime_ref_is_unknown_with_the_reason(ref: object, message: str) -> None:
+    """Issue 28: the runtime reference itself cannot name a runtime (CRD: name required, kind
+    TrainingRuntime or ClusterTrainingRuntime of trainer.kubeflow.org)."""
+    import copy
+
+    from workload_map.definitions.phases import Phase
+    from workload_map.resolution import resolve
+
+    root = copy.deepcopy(load(SLUG, "running")[0])
+    root["spec"]["runtimeRef"] = ref
+    view = resolve(definition(SLUG), root)
+    assert view.phase is Phase.UNDEFINED
+    assert [(e.field, e.message) for e in view.errors] == [("status", message)]

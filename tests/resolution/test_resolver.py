@@ -115,7 +115,10 @@ def test_numeric_strings_are_replicas_and_bad_values_are_component_errors() -> N
     worker = broken.components[0]
     assert worker.errors[0].message == "value 'three' at position 0 is not a number"
     assert worker.errors[0].field.endswith("scaleDefinition.replicasPath")
-    assert broken.phase is Phase.RUNNING  # the rest of the view is still produced
+    # issue 28: a value that is not a count makes the phase Undefined (never Running); the
+    # view is still produced (the component with the bad column wants 0 pods, not a guess)
+    assert broken.phase is Phase.UNDEFINED
+    assert [(r.name, r.replicas.desired) for r in broken.roles()] == [("worker", 0)]
 
 
 def test_instance_count_mismatch_is_an_error_of_that_component_only() -> None:
@@ -190,4 +193,4 @@ def test_bad_replica_counts_are_component_errors(replicas: object, message: str)
     obj = {**DEMO, "spec": {"count": replicas, "pod": {"containers": [{"name": "c"}]}}}
     view = resolve(definition, obj)
     assert view.components[0].errors[0].message == message
-    assert view.phase is Phase.RUNNING
+    assert view.phase is Phase.UNDEFINED  # issue 28: a count that is not a count is never Running

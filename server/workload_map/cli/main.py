@@ -36,9 +36,9 @@ from workload_map.cli.inputs import (
     STDIN,
     build_registry,
     offline_service,
+    lenient_reader,
     read_input,
     shown,
-    snapshot_reader,
 )
 from workload_map.config import default_catalog_dir
 from workload_map.errors import InvalidDefinition, InvalidRequest, ServerError
@@ -50,14 +50,24 @@ if TYPE_CHECKING:
 DISTRIBUTION = "workload-map-server"
 
 def cmd_describe(args: argparse.Namespace) -> int:
-    """``wmap describe -f FILE``: resolve every top-level workload in the files offline."""
+    """``wmap describe -f FILE``: resolve every top-level workload in the files offline.
+
+    Multi-document input is read leniently (``workload_map.kube.documents``): each broken
+    document is a ``warning:`` line on stderr naming its position, the others are resolved
+    and the exit code stays 0; 2 only when no document at all could be read.
+    """
     from workload_map.cli.render import render
 
     if not args.file:
         from workload_map.cli import live
         return live.describe(args)
     registry = build_registry(args.definition, args.catalog_dir)
-    reader = snapshot_reader(args.file)
+    reader, problems = lenient_reader(args.file)
+    nothing = bool(problems) and not reader.gvks()  # every document broken: unreadable input
+    for problem in problems:  # broken documents are skipped; the good ones are still resolved
+        print(f"{'error' if nothing else 'warning'}: {problem}", file=sys.stderr)
+    if nothing:
+        return EXIT_USAGE
     views = offline_service(registry, reader).workloads(namespace=args.namespace or None)
     if not views:
         print(f"error: no workload in {shown(args.file)} is covered by a definition "

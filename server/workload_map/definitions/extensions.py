@@ -23,7 +23,13 @@ a nested child overrides the inner role that pod belongs to.
   own definition (no pods yet), so queued work shows its roles and demand;
 * ``workload-map.run.ai/live-scale``: components whose children an autoscaler scales
   (``workload_map.resolution.livescale`` reads them); parsed and checked here, so that
-  ``wmap validate`` and registration refuse an entry the resolver could not apply.
+  ``wmap validate`` and registration refuse an entry the resolver could not apply;
+* ``workload-map.run.ai/failing-children`` (child kinds whose ``FailureTarget``/``Failed``
+  condition marks a failing child) and ``workload-map.run.ai/degraded-when`` (a jq
+  expression over the root giving messages of counts that do not add up): evidence of a
+  Degraded workload (``workload_map.resolution.degraded``); ``workload-map.run.ai/unknown-when``
+  (a jq expression giving messages of why the workload cannot be read, such as a missing
+  runtime it takes its structure from): its phase is Undefined with those reasons.
 
 Any other ``workload-map.run.ai/`` annotation key than those and the server's own
 (:data:`OWN_ANNOTATIONS`) is refused as a misspelt extension.
@@ -40,7 +46,11 @@ NESTED_ANNOTATION = "workload-map.run.ai/nested"
 STANDIN_ANNOTATION = "workload-map.run.ai/nested-standin"
 LIVE_SCALE_ANNOTATION = "workload-map.run.ai/live-scale"
 TEMPLATES_ANNOTATION = "workload-map.run.ai/nested-templates"
-EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTATION, LIVE_SCALE_ANNOTATION)
+FAILING_CHILDREN_ANNOTATION = "workload-map.run.ai/failing-children"
+DEGRADED_WHEN_ANNOTATION = "workload-map.run.ai/degraded-when"
+UNKNOWN_WHEN_ANNOTATION = "workload-map.run.ai/unknown-when"
+EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTATION, LIVE_SCALE_ANNOTATION,
+                         FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION)
 #: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
 OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
                              "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type"})
@@ -81,6 +91,12 @@ def _annotations(definition: Definition) -> dict[str, object]:
     meta = definition.manifest.get("metadata") if isinstance(definition.manifest, dict) else None
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     return annotations if isinstance(annotations, dict) else {}
+
+
+def annotation(definition: Definition, key: str) -> str:
+    """The stripped text of annotation ``key`` of ``definition`` ("" when absent)."""
+    value = _annotations(definition).get(key)
+    return str(value).strip() if value is not None else ""
 
 
 def _items(value: object) -> list[str]:
@@ -184,6 +200,9 @@ def extension_problems(definition: Definition) -> list[Problem]:
         problems.append(Problem(f"{_PATH}[{TEMPLATES_ANNOTATION}]", f"needs {NESTED_ANNOTATION}"))
     elif templates is not None and not str(templates).strip():
         problems.append(Problem(f"{_PATH}[{TEMPLATES_ANNOTATION}]", "is empty (a jq expression giving objects)"))
+    for key in (FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION):
+        if key in annotations and not annotation(definition, key):
+            problems.append(Problem(f"{_PATH}[{key}]", "is empty"))
     children = {c.name: c for c in definition.children}
     for name in standin:
         component = children.get(name)
@@ -195,6 +214,6 @@ def extension_problems(definition: Definition) -> list[Problem]:
     return problems
 
 
-__all__ = ["EXTENSION_ANNOTATIONS", "LIVE_SCALE_ANNOTATION", "LIVE_SCALE_KINDS", "NESTED_ANNOTATION",
-           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "TEMPLATES_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
+__all__ = ["DEGRADED_WHEN_ANNOTATION", "EXTENSION_ANNOTATIONS", "FAILING_CHILDREN_ANNOTATION", "annotation", "LIVE_SCALE_ANNOTATION", "LIVE_SCALE_KINDS", "NESTED_ANNOTATION",
+           "OWN_ANNOTATIONS", "STANDIN_ANNOTATION", "TEMPLATES_ANNOTATION", "UNKNOWN_WHEN_ANNOTATION", "Extensions", "extension_problems", "extensions_of",
            "live_scale_entries"]

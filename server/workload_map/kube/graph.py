@@ -58,6 +58,8 @@ class ObjectGraph:
         self._listeners: list[Callable[[ChangeEvent], None]] = []
         self.dropped_events = 0
         self._uid_gvk: dict[str, GVK] = {}
+        #: uid -> the distinct objects holding it, only for uids seen on two or more (identity conflicts).
+        self._uid_holders: dict[str, builtins.list[Identity]] = {}
         self._sorted_gvks: builtins.list[GVK] | None = None
         #: Bumped on every change of any cached object: readers above memoize per generation.
         self.generation = 0
@@ -101,7 +103,10 @@ class ObjectGraph:
         return store.list(namespace, labels) if store is not None else []
 
     def by_uid(self, uid: str) -> KubeObject | None:
-        """See ``Reader.by_uid`` (one dict lookup through the uid -> GVK index)."""
+        """See ``Reader.by_uid`` (one dict lookup through the uid -> GVK index).
+
+        For a uid two distinct objects hold (:meth:`uid_conflicts`), the one stored last.
+        """
         gvk = self._uid_gvk.get(uid)
         store = self._stores.get(gvk) if gvk is not None else None
         return store.by_uid(uid) if store is not None else None
@@ -112,13 +117,27 @@ class ObjectGraph:
             self._sorted_gvks = sorted(self._stores)
         return [obj for gvk in self._sorted_gvks for obj in self._stores[gvk].owned_by(uid)]
 
+    def uid_conflicts(self, uid: str) -> builtins.list[str]:
+        """The objects holding ``uid`` when two or more distinct ones do, as ``group/Kind ns/name``, sorted.
+
+        Identity is group/kind/namespace/name (the API server's key): a uid seen on two of
+        them (a copied manifest, a restore into another name) is a conflict, not one object.
+        ``[]`` when the uid is held by one object or none.
+        """
+        return sorted(_shown(i) for i in self._uid_holders.get(uid, ()))
+
     def descendants(self, uid: str, max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObjects:
         """See ``Reader.descendants``; breadth first, each object once.
+
+        None for a uid two distinct objects hold (:meth:`uid_conflicts`): whose children they
+        are cannot be told from the uid, so no pod is attached to the wrong one.
 
         A child counts only when its controller reference names its parent and the parent
         may own it by the namespace rule (``workload_map.owners.may_own``): an object in another
         namespace whose reference carries the same uid is not a descendant.
         """
+        if uid in self._uid_holders:  # whose children they are is unknown: nobody's
+            return []
         found: KubeObjects = []
         seen = {uid}
         frontier = [uid]
@@ -179,6 +198,7 @@ class ObjectGraph:
             key = object_key(obj)
             self._publish(gvk, store.delete(*key) if key is not None else [])
         else:
+            self._note_uid(gvk, obj)
             self._publish(gvk, store.upsert(obj))
 
     def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
@@ -187,7 +207,11 @@ class ObjectGraph:
 
         ``trimmed``: the objects come from ``Store.trim`` of this GVK's store already.
         """
-        self._publish(gvk, self.store(gvk).replace(objects, namespace=namespace, trimmed=trimmed))
+        store = self.store(gvk)
+        objects = builtins.list(objects)
+        for obj in objects:
+            self._note_uid(store.gvk, obj)
+        self._publish(store.gvk, store.replace(objects, namespace=namespace, trimmed=trimmed))
 
     def clear(self, gvk: GVK, *, drop: bool = False) -> None:
         """Delete every object of ``gvk`` (events included); ``drop`` forgets the store."""
@@ -201,10 +225,48 @@ class ObjectGraph:
 
     # change fan-out
 
+    # identity conflicts
+
+    def _note_uid(self, gvk: GVK, obj: Mapping[str, Any]) -> None:
+        """Record a conflict when ``obj``'s uid is held by another cached object (before storing it)."""
+        uid, key = meta_of(obj).get("uid"), object_key(obj)
+        holder_gvk = self._uid_gvk.get(uid) if isinstance(uid, str) and key is not None else None
+        if holder_gvk is None or key is None or not isinstance(uid, str):
+            return
+        holders = self._uid_holders.get(uid)
+        if holders is None:
+            held = self._stores[holder_gvk].by_uid(uid)
+            held_key = object_key(held) if held is not None else None
+            if held_key is None or (holder_gvk, *held_key) == (gvk, *key):
+                return
+            holders = self._uid_holders[uid] = [(holder_gvk, *held_key)]
+            log.warning("uid %s is held by two objects: %s and %s", uid, _shown(holders[0]), _shown((gvk, *key)))
+        if (gvk, *key) not in holders:
+            holders.append((gvk, *key))
+
+    def _forget_holder(self, gvk: GVK, obj: KubeObject, uid: str) -> None:
+        """A holder of a conflicted uid is gone: with one left, that one owns the uid again."""
+        holders = self._uid_holders[uid]
+        key = object_key(obj)
+        if key is not None and (gvk, *key) in holders:
+            holders.remove((gvk, *key))
+        if len(holders) > 1:
+            return
+        del self._uid_holders[uid]
+        self._uid_gvk.pop(uid, None)
+        for left_gvk, namespace, name in holders:
+            left = self.get(left_gvk, namespace, name)
+            if left is not None:
+                self._stores[left_gvk].reindex_uid(uid, left)
+                self._uid_gvk[uid] = left_gvk
+
     def _publish(self, gvk: GVK, changes: Changes) -> None:
         for event_type, obj in changes:
             self.generation += 1
             uid = meta_of(obj).get("uid")
+            if isinstance(uid, str) and uid in self._uid_holders and event_type == "DELETED":
+                self._forget_holder(gvk, obj, uid)
+                uid = None  # the uid index was settled above
             if isinstance(uid, str):
                 if event_type != "DELETED":
                     self._uid_gvk[uid] = gvk
@@ -248,6 +310,16 @@ class ObjectGraph:
                 queue.get_nowait()
                 self.dropped_events += 1
             queue.put_nowait(event)
+
+
+Identity = tuple[GVK, str, str]
+"""``(GVK, namespace or "", name)``: what tells two objects apart."""
+
+
+def _shown(identity: Identity) -> str:
+    gvk, namespace, name = identity
+    kind = f"{gvk.group}/{gvk.kind}" if gvk.group else gvk.kind
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
 class GraphSink:

@@ -143,6 +143,10 @@ class Store:
                 out.extend(((ns, name), names[name]) for name in sorted(names))
         return out
 
+    def reindex_uid(self, uid: str, obj: KubeObject) -> None:
+        """Point the uid index at ``obj`` (a stored object) again, after another holder of ``uid`` left."""
+        self._by_uid[uid] = obj
+
     def _by_ref(self, ref: str) -> KubeObject | None:
         """The object an owner-index entry names: a uid, or NUL + ``namespace/name`` (no uid)."""
         if ref.startswith("\0"):

@@ -33,6 +33,10 @@ class ExtractionError(Exception):
         self.expression = expression
 
 
+class CountError(ExtractionError):
+    """A scale path gave a value that is not a count (the workload's phase becomes Undefined)."""
+
+
 @dataclass(slots=True)
 class Scale:
     """Scale of one instance; ``None`` means unset."""
@@ -90,11 +94,14 @@ def _to_int(value: Any, position: int, field: str, expression: str) -> int | Non
     """A replica count: numbers, or base-10 numeric strings; null is unset.
 
     Raises:
-        ExtractionError: not a number, not finite, negative, or beyond int32.
+        CountError: not a number, not finite, not an integer, negative, or beyond int32.
     """
     if value is None:
         return None
     number: int | None = None
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")) \
+            and not value.is_integer():
+        raise CountError(f"value {value!r} at position {position} is not an integer", field, expression)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value == value and value not in (float("inf"), float("-inf")):
             number = int(value)
@@ -104,9 +111,9 @@ def _to_int(value: Any, position: int, field: str, expression: str) -> int | Non
         except ValueError:
             number = None
     if number is None:
-        raise ExtractionError(f"value {value!r} at position {position} is not a number", field, expression)
+        raise CountError(f"value {value!r} at position {position} is not a number", field, expression)
     if number < 0 or number > MAX_REPLICAS:
-        raise ExtractionError(f"value {value!r} at position {position} is out of range 0..{MAX_REPLICAS}", field,
+        raise CountError(f"value {value!r} at position {position} is out of range 0..{MAX_REPLICAS}", field,
                               expression)
     return number
 
@@ -219,4 +226,4 @@ def _fragmented(spec: SpecDefinition, ids: list[str], doc: Document, base: str) 
     return out
 
 
-__all__ = ["ExtractionError", "JqEvaluationError", "Scale", "instance_ids", "pod_specs", "pod_templates", "scales"]
+__all__ = ["CountError", "ExtractionError", "JqEvaluationError", "Scale", "instance_ids", "pod_specs", "pod_templates", "scales"]

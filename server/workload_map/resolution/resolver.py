@@ -33,7 +33,9 @@ from workload_map.errors import JqError
 from workload_map.jq import Document
 from workload_map.gvk import GVK
 from workload_map.owners import controller_uid, cycle_message, owner_chain, uid_of
-from workload_map.resolution import extract, nesting
+from workload_map.resolution import extract, freshness, nesting
+from workload_map.resolution.counts import check_counts, check_total
+from workload_map.resolution.degraded import apply_degraded, degraded_messages, unknown_messages
 from workload_map.resolution.dra import ClaimSources
 from workload_map.resolution.figures import PODS, SPEC, DraContext, pod_figures, shared_spec
 from workload_map.resolution.gangs import SubtreeScale, gang_groups
@@ -46,7 +48,7 @@ from workload_map.resolution.resources import (
     add_into,
     scale,
 )
-from workload_map.resolution.status import StatusResult, evaluate_status
+from workload_map.resolution.status import StatusResult, StatusShapeError, evaluate_status
 from workload_map.resolution.view import (
     ComponentView,
     GpuFigures,
@@ -70,27 +72,43 @@ class _Extracted:
         self.annotations = [annotations for _, annotations in templates]
 
 
-def _extract(component: Component, doc: Document, errors: list[ResolutionError]) -> _Extracted:
+def _extract(component: Component, doc: Document, errors: list[ResolutionError],
+             bad_counts: list[ResolutionError]) -> _Extracted:
     try:
         ids = extract.instance_ids(component, doc)
         return _Extracted(ids, extract.scales(component, ids, doc), extract.pod_templates(component, ids, doc))
     except extract.ExtractionError as exc:
         errors.append(ResolutionError(str(exc), component.name, exc.field, exc.expression))
+        if isinstance(exc, extract.CountError):
+            bad_counts.append(errors[-1])
     except JqError as exc:
         errors.append(ResolutionError(exc.reason, component.name, exc.field, exc.expression))
     return _Extracted([""], [extract.Scale(replicas=0)], [(None, {})])
 
 
-def _status(definition: Definition, doc: Document, errors: list[ResolutionError]) -> StatusResult:
+def _status(definition: Definition, root: Mapping[str, Any], doc: Document,
+            errors: list[ResolutionError]) -> StatusResult:
+    """Status of ``root`` (``freshness`` rules: shape first, then fresh conditions in order)."""
     status = definition.root.status
     if status is None:
         return StatusResult([Phase.UNDEFINED])
+    shape = freshness.shape_errors(root, status.conditions.type_field if status.conditions else "type")
+    if shape:
+        errors.extend(shape)
+        return StatusResult([Phase.UNDEFINED])
+    seen, stale = freshness.fresh_view(root)
     try:
-        return evaluate_status(status, doc)
+        result = evaluate_status(status, doc if seen is root else Document(seen))
+    except StatusShapeError as exc:
+        errors.append(ResolutionError(f"status cannot be interpreted: {exc}", definition.root.name,
+                                      f"{definition.root.path}.statusDefinition.{exc.field}", status.phase_path or ""))
+        return StatusResult([Phase.UNDEFINED])
     except JqError as exc:
         errors.append(ResolutionError(f"status evaluation failed: {exc.reason}", definition.root.name,
                                       f"{definition.root.path}.statusDefinition", exc.expression))
         return StatusResult([Phase.UNDEFINED])
+    result.stale = freshness.listed_stale(stale)
+    return result
 
 
 def _live(pods: Sequence[PodView]) -> list[PodView]:
@@ -158,7 +176,7 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
             pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
             policy: GpuPolicy = DEFAULT_GPU_POLICY, claims: Sequence[Mapping[str, Any]] = (),
             claim_templates: Sequence[Mapping[str, Any]] = (), nested: nesting.Nested | None = None,
-            skip: nesting.Skip = frozenset()) -> WorkloadView:
+            skip: nesting.Skip = frozenset(), uid_conflicts: Sequence[str] = ()) -> WorkloadView:
     """Resolve ``root`` into its view.
 
     Args:
@@ -175,6 +193,9 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         nested: definitions of the nested children's GVKs (``nesting.nested_definitions``);
             used only when ``definition`` opts in (``workload-map.run.ai/nested``).
         skip: (component, instance) left out (instances an outer workload overrides).
+        uid_conflicts: the objects (``group/Kind ns/name``) that hold the root's uid when two
+            or more distinct ones do (``ObjectGraph.uid_conflicts``): the view then carries
+            the conflict as an error and phase Undefined (its pods cannot be told apart).
 
     Returns:
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
@@ -210,6 +231,12 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
                                                f"nested resolution failed: {type(exc).__name__}: {exc}"))
             continue
         at = nesting.fold(view, inner_view, at, gangs=used is not definition)
+    if uid_conflicts:
+        view.errors.append(ResolutionError(
+            f"identity conflict: uid {view.uid} is held by {len(uid_conflicts)} distinct objects "
+            f"({', '.join(uid_conflicts)}); the objects that name it as their owner are attached to none",
+            field="metadata.uid"))
+        view.phase, view.phases = Phase.UNDEFINED, [Phase.UNDEFINED]
     return view
 
 
@@ -221,9 +248,11 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     errors: list[ResolutionError] = []
     _owner_cycle(root, objects, errors)
     doc = Document(root)
-    status = _status(definition, doc, errors)
+    bad_counts = check_counts(root)
+    errors.extend(bad_counts)
+    status = _status(definition, root, doc, errors)
     component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
-    extracted = {c.name: _extract(c, doc, component_errors[c.name]) for c in definition.components}
+    extracted = {c.name: _extract(c, doc, component_errors[c.name], bad_counts) for c in definition.components}
     if skip:
         extracted = {n: _without_instances(n, e, skip) for n, e in extracted.items()}
     pod_docs: dict[str, Document] = {}
@@ -272,13 +301,21 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     requested, allocated, unknown = pod_figures(rows)
     live = _live(rows)
     replicas = Replicas(sum(v.replicas.desired for v in pod_bearing), len(live), sum(p.ready for p in live))
+    total_error = check_total(replicas.desired, "replicas.desired")
+    bad_counts += [total_error] if total_error else []
+    errors.extend([total_error] if total_error else [])
+    status.phases = apply_degraded(status.phases, degraded_messages(definition, root, doc, objects, errors), errors)
+    unreadable = unknown_messages(definition, doc, errors)
+    errors.extend(ResolutionError(m, field="status") for m in unreadable)
+    if bad_counts or unreadable:  # figures from a number that is not a count, structure unreadable: never Running
+        status.phases = [Phase.UNDEFINED]
     subtree = SubtreeScale(definition, {n: dict(zip(e.ids, e.scales)) for n, e in extracted.items()})
     return WorkloadView(
         name=str(meta.get("name", "")), namespace=meta.get("namespace"), kind=str(root.get("kind", "")),
         api_version=str(root.get("apiVersion", "")), uid=str(meta.get("uid", "")),
         resource_version=str(meta.get("resourceVersion", "")), created_at=meta.get("creationTimestamp"),
         definition=definition.name, origin=origin, phase=primary_phase(status.phases), phases=status.phases,
-        raw_phase=status.raw_phase, conditions=list(status.conditions.values()), components=top,
+        raw_phase=status.raw_phase, conditions=status.listed(), components=top,
         unattributed=[p for p in rows if p.component is None], replicas=replicas, requests=spec_total,
         gpu=GpuFigures(dict(spec_total), requested, allocated, {SPEC: spec_unknown, PODS: unknown}),
         gangs=gang_groups(definition, subtree, rows, pod_docs), errors=errors, policy=policy)

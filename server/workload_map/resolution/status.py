@@ -12,6 +12,13 @@ Semantics (docs/definition-format.md section 7, reproduced exactly):
    ``(<expression>) | tostring`` equals ``expectedResult``; no criterion = match;
 4. the result is every matched phase in upstream's Entries order, ``[Undefined]`` when
    none; a jq error anywhere aborts the evaluation (the caller records it).
+
+Our additions (issue 28; ``workload_map.resolution.freshness`` has the rules and sources):
+the status paths see ``.status.conditions`` ordered by ``lastTransitionTime`` and without
+the conditions whose ``observedGeneration`` is behind ``metadata.generation``; such stale
+conditions are listed in the view (``stale: "true"``) but decide nothing; and a status that
+cannot be interpreted (``status`` or ``conditions`` of the wrong type, a non-string phase)
+yields ``[Undefined]`` with the problem reported by the caller.
 """
 
 from __future__ import annotations
@@ -31,6 +38,11 @@ class StatusResult:
     phases: list[Phase]
     raw_phase: str | None = None
     conditions: dict[str, dict[str, str]] = field(default_factory=dict)
+    stale: list[dict[str, str]] = field(default_factory=list)
+
+    def listed(self) -> list[dict[str, str]]:
+        """The conditions the view lists: the deciding ones, then the stale ones."""
+        return list(self.conditions.values()) + self.stale
 
 
 def evaluate_status(status: StatusDefinition, doc: Document) -> StatusResult:
@@ -42,24 +54,41 @@ def evaluate_status(status: StatusDefinition, doc: Document) -> StatusResult:
     raw_phase = None
     if status.phase_path:
         value = compile_program(status.phase_path).first(doc)
-        raw_phase = None if value is None else (value if isinstance(value, str) else str(value))
-    conditions: dict[str, dict[str, str]] = {}
-    if status.conditions is not None and status.conditions.path:
-        cd = status.conditions
-        for output in compile_program(cd.path).all(doc):
-            for item in output if isinstance(output, list) else [output]:
-                if not isinstance(item, dict) or not isinstance(item.get(cd.type_field), str):
-                    continue
-                entry = {"type": item[cd.type_field]}
-                for key, name in (("status", cd.status_field), ("reason", cd.reason_field),
-                                  ("message", cd.message_field)):
-                    if isinstance(item.get(name), str):
-                        entry[key] = item[name]
-                conditions[entry["type"]] = entry
+        if value is not None and not isinstance(value, str):
+            raise StatusShapeError(f"the phase path gave a {type(value).__name__} ({value!r}), not a string",
+                                   "phaseDefinition.path")
+        raw_phase = value
+    conditions = _conditions(status, doc)
     by_phase = dict(status.mappings)
     matched = [p for p in ENTRIES_ORDER if p in by_phase
                and any(_matches(m, raw_phase, conditions, doc) for m in by_phase[p])]
     return StatusResult(matched or [Phase.UNDEFINED], raw_phase, conditions)
+
+
+class StatusShapeError(ValueError):
+    """The status cannot be interpreted; ``field`` names where (the phase becomes Undefined)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _conditions(status: StatusDefinition, doc: Document) -> dict[str, dict[str, str]]:
+    conditions: dict[str, dict[str, str]] = {}
+    if status.conditions is None or not status.conditions.path:
+        return conditions
+    cd = status.conditions
+    for output in compile_program(cd.path).all(doc):
+        for item in output if isinstance(output, list) else [output]:
+            if not isinstance(item, dict) or not isinstance(item.get(cd.type_field), str):
+                continue
+            entry = {"type": item[cd.type_field]}
+            for key, name in (("status", cd.status_field), ("reason", cd.reason_field),
+                              ("message", cd.message_field)):
+                if isinstance(item.get(name), str):
+                    entry[key] = item[name]
+            conditions[entry["type"]] = entry
+    return conditions
 
 
 def _matches(m: StatusMatcher, raw_phase: str | None, conditions: dict[str, dict[str, str]], doc: Document) -> bool:

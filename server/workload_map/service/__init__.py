@@ -135,8 +135,10 @@ class WorkloadService:
             named = _claim_names(pods)
             dra["claims"] = [c for c in dra["claims"] if c.get("metadata", {}).get("name") in named]
         nested = nested_definitions(entry.definition, objects, self._definition_of)
+        conflicts = getattr(self.reader, "uid_conflicts", None)  # issue 28: a uid held by two objects
+        held = conflicts(uid) if conflicts is not None and uid else []
         return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy,
-                **dra, **({"nested": nested} if nested else {})}
+                **dra, **({"nested": nested} if nested else {}), **({"uid_conflicts": held} if held else {})}
 
     def _definition_of(self, obj: Mapping[str, Any]) -> Definition | None:
         entry = self.entry_for(obj)

@@ -1,0 +1,91 @@
+"""Exact counts: the count fields of a workload's spec are checked before any jq reads them.
+
+jq computes with IEEE doubles: ``nan`` turns into ``null`` (unset, so a default of 1 applies),
+``.inf`` into the largest double, a product of two negative counts is a plausible positive
+number, and ``2.5`` replicas would be truncated to 2. So before the definition's paths run,
+every count field of the root's ``spec`` (any depth, pod templates included) is read in
+Python, where integers are arbitrary precision and nothing wraps:
+
+* a number under a key of :data:`COUNT_FIELDS` must be an integer (``3`` or ``3.0``) in
+  ``0..MAX_COUNT``; a negative, fractional, non-finite or larger value is an error naming the
+  field path (``spec.replicatedJobs[0].replicas``);
+* a non-finite number (``nan``, ``inf``) anywhere in ``spec`` is an error (no field may carry one);
+* strings and booleans are left to the definition's paths (a numeric string is parsed there).
+
+A workload with any such error gets phase ``Undefined`` (never Running): its figures would be
+computed from a number that is not a count. Sums of counts are Python integers (exact); a
+workload total beyond :data:`MAX_COUNT` is the same kind of error (:func:`check_total`).
+
+Source of the bound: Kubernetes declares every replica, parallelism and size field int32
+(``format: int32`` in the CRDs in ``../shared/crds`` and in the core API), so no operator can
+act on a larger value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from workload_map.resolution.extract import MAX_REPLICAS
+from workload_map.resolution.view import ResolutionError
+
+#: The sane bound of one count, and of a workload's total (int32, the Kubernetes count type).
+MAX_COUNT = MAX_REPLICAS
+
+#: Keys whose numeric values are pod or group counts in the catalog's operators' specs.
+COUNT_FIELDS = frozenset({
+    "replicas", "minReplicas", "maxReplicas", "parallelism", "completions", "numNodes", "size",
+    "numOfHosts", "instances", "minAvailable", "minMember", "workers", "numWorkers", "slotsPerWorker",
+    "data", "dataLocal", "pipeline", "tensor", "expert", "maxRestarts", "backoffLimit",
+})
+
+#: Walk bound: nodes visited per object (a Kubernetes object is at most ~1.5 MB of JSON).
+MAX_NODES = 200_000
+
+
+def check_counts(root: Mapping[str, Any]) -> list[ResolutionError]:
+    """Errors for the malformed count fields and non-finite numbers under ``root["spec"]``.
+
+    Returns:
+        One :class:`ResolutionError` per bad field, ``field`` = its path (``spec.a[0].b``).
+    """
+    spec = root.get("spec")
+    if not isinstance(spec, (dict, list)):
+        return []
+    errors: list[ResolutionError] = []
+    stack: list[tuple[str, Any]] = [("spec", spec)]
+    visited = 0
+    while stack and visited < MAX_NODES:
+        path, value = stack.pop()
+        visited += 1
+        if isinstance(value, dict):
+            stack.extend((f"{path}.{key}", item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            problem = _problem(value, path.rsplit(".", 1)[-1] in COUNT_FIELDS)
+            if problem:
+                errors.append(ResolutionError(f"{path} is {value!r}: {problem}", field=path))
+    return sorted(errors, key=lambda e: e.field)
+
+
+def _problem(value: int | float, is_count: bool) -> str:
+    """Why ``value`` cannot be used (``""`` when it can)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
+    if not is_count:
+        return ""
+    if isinstance(value, float) and not value.is_integer():
+        return "a count must be an integer"
+    if value < 0:
+        return "a count cannot be negative"
+    if value > MAX_COUNT:
+        return f"beyond the count bound {MAX_COUNT} (int32)"
+    return ""
+
+
+def check_total(total: int, field: str) -> ResolutionError | None:
+    """An error when an exact sum of counts exceeds :data:`MAX_COUNT` (None otherwise)."""
+    if 0 <= total <= MAX_COUNT:
+        return None
+    return ResolutionError(f"{field} totals {total}: beyond the count bound {MAX_COUNT} (int32)", field=field)
