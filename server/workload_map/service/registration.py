@@ -29,7 +29,7 @@ from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition,
 from workload_map.gvk import GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
 from workload_map.service.following import REGISTERED_AT, DefinitionIntake
-from workload_map.service.guards import check_expansion, unreadable_as_invalid
+from workload_map.service.guards import unreadable_as_invalid
 from workload_map.service.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Registrar(DefinitionIntake):
             Conflict: another registered definition (other name) claims the same GVK, or
                 the name is that of a catalog or registered definition of another GVK.
         """
-        definition = load_definition(doc)
+        definition = await asyncio.to_thread(load_definition, doc)  # parsing never runs on the event loop
         problems = [] if _NAME.fullmatch(definition.name) else [Problem(
             "metadata.name", f"{definition.name!r} is not a valid resource name (lowercase letters, digits, '-', "
                              "'.'; at most 253 characters)")]
@@ -168,12 +168,13 @@ async def register_document(registrar: Registrar, doc: Any, *, dry_run: bool = F
     """Register a caller's document (text or decoded) under the registration guards.
 
     Raises:
-        InvalidRequest: undecodable text, or YAML aliases expanding too far.
+        InvalidRequest: undecodable text, or YAML aliases or merge keys expanding too far
+            (counted by ``workload_map.definitions.load.expanded_values`` on libyaml's nodes,
+            in a worker thread).
         InvalidDefinition: every problem, by field path (an engine crash on the document too).
         Conflict / StoreError: see :meth:`Registrar.register`.
     """
     with unreadable_as_invalid():
-        check_expansion(doc)
         return await registrar.register(doc, dry_run=dry_run)
 
 
