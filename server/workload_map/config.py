@@ -87,6 +87,10 @@ class HttpSettings:
         max_expensive: GraphQL operations and workload lists running at once
             (:mod:`workload_map.api.load`); ``expensive_queue`` more wait up to
             ``expensive_wait_s``, the rest get 503 with ``Retry-After``.
+        max_waits_per_client: ``?wait=`` phase requests one client address may hold at
+            once (429 beyond; :mod:`workload_map.api.waits`).
+        allowed_hosts: ``Host`` names writes may name besides the loopback names and
+            ``host`` (DNS rebinding; :mod:`workload_map.api.crosssite`); ``*`` allows any.
     """
 
     host: str = "127.0.0.1"
@@ -103,6 +107,8 @@ class HttpSettings:
     max_expensive: int = 8
     expensive_queue: int = 64
     expensive_wait_s: float = 10.0
+    max_waits_per_client: int = 32
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def is_loopback(self) -> bool:
@@ -240,6 +246,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_REQUEST_TIMEOUT": ("request_timeout", float),
     "WMAP_GRAPHQL_MAX_COST": ("graphql_max_cost", int),
     "WMAP_CORS_ORIGINS": ("cors_origin", _words),
+    "WMAP_ALLOWED_HOSTS": ("allowed_hosts", _words),
     "WMAP_MAX_CONNECTIONS": ("max_connections", int),
     "WMAP_MAX_EXPENSIVE_REQUESTS": ("max_expensive_requests", int),
     "WMAP_HEADER_TIMEOUT": ("header_timeout", float),

@@ -31,6 +31,8 @@ from workload_map.errors import (
 from workload_map.kube.reviews import ReviewUnavailable
 from workload_map.definitions.stored import StoreError
 
+from workload_map.api.waits import TooManyWaits
+
 log = logging.getLogger(__name__)
 
 
@@ -85,12 +87,13 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (Overloaded, 503),
     (PayloadTooLarge, 413),
     (DefinitionError, 422),
+    (TooManyWaits, 429),
 )
 """Most specific first; the first matching class decides the status."""
 
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
               405: "method_not_allowed", 408: "timeout", 409: "conflict", 413: "payload_too_large",
-              415: "unsupported_media_type", 422: "invalid_definition", 503: "not_ready",
+              415: "unsupported_media_type", 422: "invalid_definition", 429: "too_many_requests", 503: "not_ready",
               504: "deadline_exceeded"}
 
 
@@ -116,7 +119,7 @@ def details_of(exc: ServerError) -> list[Any]:
 def response_for(exc: ServerError) -> JSONResponse:
     """The JSON error response for a domain error."""
     status = status_of(exc)
-    headers = {"Retry-After": "5"} if status == 503 else None
+    headers = {"Retry-After": "5"} if status in (429, 503) else None
     if status == 401:
         headers = {"WWW-Authenticate": 'Bearer realm="workload-map-server"'}
     return error_response(status, exc.code, str(exc), details_of(exc), headers)

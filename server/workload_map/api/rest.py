@@ -145,6 +145,7 @@ async def get_phase(request: Request) -> JSONResponse:
       '400': {$ref: '#/components/responses/BadRequest'}
       '404': {$ref: '#/components/responses/NotFound'}
       '408': {description: 'The phase was not reached in time (details hold the last phases)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
+      '429': {description: 'The client already holds its share of waits (--max-waits-per-client)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
       '503': {$ref: '#/components/responses/NotReady'}
     """
     runtime = runtime_of(request)
@@ -157,7 +158,8 @@ async def get_phase(request: Request) -> JSONResponse:
     if target is None:
         return JSONResponse(phase_state(_workload(request, service, allow)))
     extend_deadline(request, timeout + WAIT_GRACE_S)
-    view = await wait_for_phase(service, request, target, timeout, allow=allow)
+    with runtime.waits.hold(request.client.host if request.client else ""):
+        view = await wait_for_phase(service, request, target, timeout, allow=allow)
     return JSONResponse(phase_state(view))
 
 

@@ -17,6 +17,7 @@ from workload_map.auth.access import Access
 from workload_map.config import Settings
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import CacheNotReady
+from workload_map.api.waits import ClientWaits
 from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
@@ -52,6 +53,7 @@ class Runtime:
         followers: (registrar, reader) pairs whose Karta objects the lifespan follows: one
             per cluster with several clusters; filled with the single pair otherwise.
         karta_crds: cluster name -> Karta CRD state, with several clusters.
+        waits: ``?wait=`` requests held per client address (``settings.http.max_waits_per_client``).
     """
 
     settings: Settings
@@ -70,6 +72,10 @@ class Runtime:
     followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
     karta_crds: dict[str, str] = field(default_factory=dict)
     registrars: dict[str, Registrar] = field(default_factory=dict)
+    waits: ClientWaits = field(default_factory=lambda: ClientWaits(0))
+
+    def __post_init__(self) -> None:
+        self.waits = ClientWaits(self.settings.http.max_waits_per_client)
 
     def definitions_generation(self) -> int:
         """A number that changes whenever any cluster's definitions change (read-your-writes)."""

@@ -86,6 +86,11 @@ def _listed(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def _hosts(values: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``--allowed-hosts`` values split at commas, lowercased."""
+    return tuple(h.strip().lower() for value in values for h in value.split(",") if h.strip())
+
+
 def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
     """Settings for ``wmap serve`` from flags over ``WMAP_*`` variables over defaults.
 
@@ -100,6 +105,8 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                         request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S),
                         graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST),
                         cors_origins=tuple(_pick(args, env, "cors_origin", ())),
+                        allowed_hosts=_hosts(_pick(args, env, "allowed_hosts", ())),
+                        max_waits_per_client=_pick(args, env, "max_waits_per_client", 32),
                         max_connections=_pick(args, env, "max_connections", 1000),
                         max_expensive=_pick(args, env, "max_expensive_requests", 8),
                         expensive_queue=_pick(args, env, "expensive_queue", 64),
