@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,6 +56,7 @@ from workload_map.api.crosssite import media_type
 from workload_map.api.errors import HTTP_CODES
 from workload_map.api.graphiql import GraphiQLPage
 from workload_map.api.offload import QUERIES, on_loop
+from workload_map.graphql.stopping import STOP_KEY
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.access import UNAUTHENTICATED, Guard
 from workload_map.auth.identity import payload_token
@@ -195,7 +197,11 @@ class GraphQLApp(GraphQL[Context, None]):
             setattr(result, _ENCODED, _Encoded(data, self.encode_json(data)))
             return result
 
-        return await QUERIES.run(off_loop())
+        stop = request.scope[STOP_KEY] = threading.Event()
+        try:
+            return await QUERIES.run(off_loop())
+        finally:
+            stop.set()  # given up (504, client gone) or done: a synchronous stretch still running ends now
 
     async def process_result(self, request: Any, result: ExecutionResult) -> Any:
         """The answer of ``result``: the one encoded in the query thread when there is one."""
