@@ -58,7 +58,7 @@ from workload_map.api.metrics import Metrics
 from workload_map.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
-from workload_map.api.runtime import Runtime
+from workload_map.api.runtime import Runtime, limited
 from workload_map.auth.access import Access, KubernetesAccess, OpenAccess
 from workload_map.config import Settings
 from workload_map.definitions.catalog import load_catalog, load_definition_dir
@@ -243,7 +243,7 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
         service = WorkloadService(registry, cache, policy=runtime.policy(), workers=workers,
                                   timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after,
                                   cluster=target.name, feed=feed)
-        registrar = Registrar(registry, KartaStore(client), watch=cache.watch)
+        registrar = limited(Registrar(registry, KartaStore(client), watch=cache.watch), runtime.settings)
         runtime.followers.append((registrar, cache))
         runtime.registrars[target.name] = registrar
         members[target.name] = (service, ClusterWriter(client, cache.discovery))

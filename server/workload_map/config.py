@@ -89,6 +89,8 @@ class HttpSettings:
             ``expensive_wait_s``, the rest get 503 with ``Retry-After``.
         max_waits_per_client: ``?wait=`` phase requests one client address may hold at
             once (429 beyond; :mod:`workload_map.api.waits`).
+        max_definitions: definitions this server stores at most (429 beyond).
+        max_definitions_bytes: total JSON size of the stored definitions (413 beyond).
         allowed_hosts: ``Host`` names writes may name besides the loopback names and
             ``host`` (DNS rebinding; :mod:`workload_map.api.crosssite`); ``*`` allows any.
     """
@@ -108,6 +110,8 @@ class HttpSettings:
     expensive_queue: int = 64
     expensive_wait_s: float = 10.0
     max_waits_per_client: int = 32
+    max_definitions: int = 500
+    max_definitions_bytes: int = 32 * 1024 * 1024
     allowed_hosts: tuple[str, ...] = ()
 
     @property
@@ -247,6 +251,8 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_GRAPHQL_MAX_COST": ("graphql_max_cost", int),
     "WMAP_CORS_ORIGINS": ("cors_origin", _words),
     "WMAP_ALLOWED_HOSTS": ("allowed_hosts", _words),
+    "WMAP_MAX_DEFINITIONS": ("max_definitions", int),
+    "WMAP_MAX_DEFINITIONS_BYTES": ("max_definitions_bytes", int),
     "WMAP_MAX_CONNECTIONS": ("max_connections", int),
     "WMAP_MAX_EXPENSIVE_REQUESTS": ("max_expensive_requests", int),
     "WMAP_HEADER_TIMEOUT": ("header_timeout", float),

@@ -17,6 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from workload_map.errors import (
+    DefinitionsTooLarge,
+    TooManyDefinitions,
     CacheNotReady,
     Conflict,
     DefinitionError,
@@ -88,6 +90,8 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (PayloadTooLarge, 413),
     (DefinitionError, 422),
     (TooManyWaits, 429),
+    (TooManyDefinitions, 429),
+    (DefinitionsTooLarge, 413),
 )
 """Most specific first; the first matching class decides the status."""
 

@@ -129,7 +129,7 @@ class Runtime:
         self.service = WorkloadService(self.registry, reader, policy=_policy(self.settings), workers=resolver.workers,
                                        timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after)
         kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
-        self.registrar = Registrar(self.registry, store, watch=watch, **kwargs)
+        self.registrar = limited(Registrar(self.registry, store, watch=watch, **kwargs), self.settings)
         if self.metrics is not None:
             self.service.on_resolved = self.metrics.observe_resolution
 
@@ -205,6 +205,13 @@ def _policy(settings: Settings) -> GpuPolicy:
     if not settings.gpu_resources and not settings.shared_gpu_resources and settings.dra_gpu_classes is None:
         return DEFAULT_GPU_POLICY
     return gpu_policy(settings.gpu_resources, settings.shared_gpu_resources, settings.dra_gpu_classes)
+
+
+def limited(registrar: Registrar, settings: Settings) -> Registrar:
+    """``registrar`` with the definition count and size limits of ``settings.http``."""
+    registrar.max_definitions = settings.http.max_definitions
+    registrar.max_definitions_bytes = settings.http.max_definitions_bytes
+    return registrar
 
 
 def runtime_of(conn: HTTPConnection) -> Runtime:
