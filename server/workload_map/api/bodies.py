@@ -12,8 +12,9 @@ from starlette.requests import Request
 from workload_map.definitions.load import DuplicateKey, unique_pairs
 from workload_map.errors import InvalidRequest
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?", re.ASCII)
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
+_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 async def body_text(request: Request) -> str:
@@ -68,15 +69,23 @@ def flag(request: Request, name: str) -> bool:
 
 
 def duration(text: str, *, name: str, maximum: float) -> float:
-    """Seconds from ``60s``, ``1.5m``, ``500ms``, ``1h`` or a bare number of seconds.
+    """Seconds from a Go/Kubernetes duration (``1m30s``, ``500ms``, ``1.5h``) or a bare number of seconds.
+
+    The syntax of Go's ``time.ParseDuration`` (https://pkg.go.dev/time#ParseDuration), which
+    kubectl's ``--timeout`` and ``--request-timeout`` use: one or more decimal numbers each
+    with a unit ``ns``, ``us`` (``µs``), ``ms``, ``s``, ``m``, ``h``; no sign here.
 
     Raises:
         InvalidRequest: malformed, or above ``maximum`` seconds.
     """
-    match = _DURATION.fullmatch(text.strip())
-    if match is None:
-        raise InvalidRequest(f"{name} must be a duration such as 60s, 500ms or 2m, got {text!r}")
-    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    stripped = text.strip()
+    if _NUMBER.fullmatch(stripped):
+        seconds = float(stripped)
+    else:
+        parts = list(_PART.finditer(stripped))
+        if not parts or "".join(p.group(0) for p in parts) != stripped:
+            raise InvalidRequest(f"{name} must be a duration such as 60s, 500ms, 2m or 1m30s, got {text!r}")
+        seconds = sum(float(p.group(1)) * _UNITS[p.group(2)] for p in parts)
     if seconds > maximum:
         raise InvalidRequest(f"{name} must be at most {maximum:g}s, got {text!r}")
     return seconds
