@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from workload_map.definitions.load import DuplicateKey, unique_pairs
+from workload_map.definitions.load import DuplicateKey, load_documents, unique_pairs
 from workload_map.errors import InvalidRequest
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
@@ -50,6 +50,24 @@ async def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidRequest(f"the request body must be a JSON object, got {type(value).__name__}")
     return value
+
+
+async def body_object(request: Request) -> dict[str, Any]:
+    """The request body as an object: YAML when sent as ``application/yaml``, else JSON.
+
+    Both registration endpoints take the same two media types (issue 29 item 8). YAML is
+    decoded in a worker thread by the definition loader (size and alias limits included).
+
+    Raises:
+        InvalidRequest: empty, undecodable, several documents, or not an object.
+    """
+    if request.headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/yaml":
+        return await json_object(request)
+    docs = await asyncio.to_thread(load_documents, await body_text(request), source="the request body")
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        shown = f"{len(docs)} documents" if len(docs) != 1 else type(docs[0]).__name__
+        raise InvalidRequest(f"the request body must be one YAML mapping, got {shown}")
+    return docs[0]
 
 
 def flag(request: Request, name: str) -> bool:

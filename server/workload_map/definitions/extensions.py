@@ -43,7 +43,8 @@ TEMPLATES_ANNOTATION = "workload-map.run.ai/nested-templates"
 EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTATION, LIVE_SCALE_ANNOTATION)
 #: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
 OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
-                             "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type"})
+                             "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type",
+                             "workload-map.run.ai/resource-interface"})
 _PREFIX = "workload-map.run.ai/"
 _PATH = "metadata.annotations"
 
