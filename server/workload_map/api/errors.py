@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from workload_map.errors import (
@@ -142,6 +142,16 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
 
 
+async def handle_disconnect(request: Request, exc: Exception) -> Response:
+    """A client that went away before its request was read: one INFO line, no traceback.
+
+    Nobody reads the answer (a 400 ``client_disconnected``, for the access log).
+    """
+    log.info("client %s went away during %s %s", request.client.host if request.client else "?", request.method,
+             request.url.path)
+    return error_response(400, "client_disconnected", "the client went away before the request was read")
+
+
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     """500 without internals (the traceback is logged by the server-error middleware)."""
     return error_response(500, "internal", "internal error; see the server log")
@@ -150,5 +160,6 @@ async def handle_unexpected(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     ServerError: handle_server_error,
     HTTPException: handle_http_exception,
+    ClientDisconnect: handle_disconnect,
     Exception: handle_unexpected,
 }
