@@ -164,6 +164,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("error: --auth kubernetes needs a cluster (callers are checked by its API server); "
               "serve snapshots with --auth none", file=sys.stderr)
         return EXIT_USAGE
+    busy = port_problem(settings.http.host, settings.http.port)
+    if busy:  # before any loading or resolution: a port in use is known at once
+        print(f"error: wmap serve did not start: {busy}", file=sys.stderr)
+        return EXIT_SERVE_FAILED
     configure_logging(settings.log_format, settings.log_level)
     app = StartupFailure(create_app(settings))
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
@@ -180,6 +184,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: wmap serve did not start: {reason}", file=sys.stderr)
         return EXIT_SERVE_FAILED
     return EXIT_OK
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (bound and released at once, as uvicorn binds), or None."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return f"cannot listen on {host}:{port}: {exc}"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
 
 
 async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: list[Entry],
