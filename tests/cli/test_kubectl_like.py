@@ -223,3 +223,16 @@ def test_serve_on_a_port_in_use_fails_before_loading_anything(tmp_path: Path) ->
     assert result.returncode == 6
     assert result.stderr.splitlines()[-1] == f"error: wmap serve did not start: cannot listen on 127.0.0.1:{port}: " \
                                              "Address already in use"
+
+
+def test_a_kind_read_in_another_version_is_no_crd_warning() -> None:
+    from workload_map.cli.live import unread_kind_warnings
+    from workload_map.gvk import GVK
+    from workload_map.kube.reader import InformerStatus
+
+    states = [InformerStatus(GVK("nvidia.com", "v1alpha1", "DynamoGraphDeployment"), "crd_missing"),
+              InformerStatus(GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment"), "synced", has_synced=True),
+              InformerStatus(GVK("ray.io", "v1", "RayJob"), "crd_missing"),
+              InformerStatus(GVK("", "v1", "Pod"), "forbidden")]
+    # the cluster serves DynamoGraphDeployment v1beta1: the catalog's v1alpha1 is no warning
+    assert unread_kind_warnings(states) == ["warning: RayJob.ray.io v1: crd_missing", "warning: Pod.core v1: forbidden"]

@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -61,7 +62,7 @@ from workload_map.definitions.phases import Phase
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import KARTA_GVK, POD_GVK
-from workload_map.kube.reader import Reader
+from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.logs import FORMATS, configure_logging
 from workload_map.resolution.dra import DRA_KINDS
 from workload_map.service.registration import Registrar
@@ -227,10 +228,22 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
 
     await watch_owner_kinds(cache, registry, timeout=SYNC_TIMEOUT_S)
     report_unreadable_owners(cache, registry)
-    for status in cache.states().values():
-        if status.state in ("crd_missing", "forbidden"):
-            print(f"warning: {status.gvk.kind}.{status.gvk.group or 'core'}: {status.state}", file=sys.stderr)
+    for line in unread_kind_warnings(cache.states().values()):
+        print(line, file=sys.stderr)
     return cache, cache.stop
+
+
+def unread_kind_warnings(states: Iterable[InformerStatus]) -> list[str]:
+    """``warning:`` lines for the kinds the cache could not read, each naming its version.
+
+    A version the cluster does not serve is no warning while another version of the same
+    kind is read (the catalog covers, e.g., DynamoGraphDeployment v1alpha1 and v1beta1; a
+    cluster serves one of them).
+    """
+    states = list(states)
+    read = {s.gvk.group_kind for s in states if s.state not in ("crd_missing", "forbidden")}
+    return [f"warning: {s.gvk.kind}.{s.gvk.group or 'core'} {s.gvk.version}: {s.state}" for s in states
+            if s.state == "forbidden" or (s.state == "crd_missing" and s.gvk.group_kind not in read)]
 
 
 def _merge_kartas(registry: DefinitionRegistry, reader: Reader) -> None:
