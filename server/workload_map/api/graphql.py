@@ -40,6 +40,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLRequestData
 from strawberry.http.types import HTTPMethod
 from strawberry.types import ExecutionResult
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
@@ -82,6 +83,20 @@ def transport_error(status: int, message: str) -> JSONResponse:
                          "errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
 
 
+class OwnErrorsHandler(BaseGraphQLTransportWSHandler[Context, None]):
+    """strawberry's graphql-transport-ws handler where a bad operation ends only itself.
+
+    strawberry closes the whole socket (4400) on a syntax error or an operation type it
+    cannot determine, ending every other subscription on it. Here such an operation gets
+    an ``error`` message for its id (the protocol's "operation execution error",
+    https://github.com/enisdenjo/graphql-ws/blob/master/PROTOCOL.md#error) and the others go on.
+    """
+
+    @staticmethod
+    def _get_pre_execution_close_reason(error: GraphQLError) -> str | None:
+        return None
+
+
 class GraphQLApp(GraphQL[Context, None]):
     """strawberry's view whose context is :class:`workload_map.graphql.context.Context`.
 
@@ -92,6 +107,7 @@ class GraphQLApp(GraphQL[Context, None]):
     """
 
     page: GraphiQLPage | None = None
+    graphql_transport_ws_handler_class = OwnErrorsHandler
 
     @property
     def graphql_ide_html(self) -> str:
