@@ -40,7 +40,11 @@ lint: install
 	$(VENV)/bin/deptry .
 	$(PY) -m workload_map.contracts --check
 
-run: install
+# only what running needs: the package and its runtime dependencies (no test extras)
+run:
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e .
+	@$(PY) graphiql/fetch.py || echo "warning: GraphiQL assets not fetched; the GraphiQL page will load them from the CDN"
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)
 
 test: install lint cluster-bin

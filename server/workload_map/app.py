@@ -58,7 +58,7 @@ from workload_map.api.metrics import Metrics
 from workload_map.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
-from workload_map.api.runtime import Runtime
+from workload_map.api.runtime import Runtime, limited
 from workload_map.auth.access import Access, KubernetesAccess, OpenAccess
 from workload_map.config import Settings
 from workload_map.definitions.catalog import load_catalog, load_definition_dir
@@ -166,7 +166,8 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
                     *cors_middleware(settings.http.cors_origins),
                     Middleware(BodyLimitMiddleware, max_bytes=settings.http.max_body_bytes,
                                timeout_s=settings.http.body_timeout_s),
-                    Middleware(CrossSiteMiddleware, allowed_origins=settings.http.cors_origins),
+                    Middleware(CrossSiteMiddleware, allowed_origins=settings.http.cors_origins,
+                               allowed_hosts=(*settings.http.allowed_hosts, settings.http.host)),
                     Middleware(LoadSheddingMiddleware, slots=settings.http.max_expensive,
                                queue=settings.http.expensive_queue, wait_s=settings.http.expensive_wait_s),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
@@ -242,7 +243,7 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
         service = WorkloadService(registry, cache, policy=runtime.policy(), workers=workers,
                                   timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after,
                                   cluster=target.name, feed=feed)
-        registrar = Registrar(registry, KartaStore(client), watch=cache.watch)
+        registrar = limited(Registrar(registry, KartaStore(client), watch=cache.watch), runtime.settings)
         runtime.followers.append((registrar, cache))
         runtime.registrars[target.name] = registrar
         members[target.name] = (service, ClusterWriter(client, cache.discovery))

@@ -87,6 +87,12 @@ class HttpSettings:
         max_expensive: GraphQL operations and workload lists running at once
             (:mod:`workload_map.api.load`); ``expensive_queue`` more wait up to
             ``expensive_wait_s``, the rest get 503 with ``Retry-After``.
+        max_waits_per_client: ``?wait=`` phase requests one client address may hold at
+            once (429 beyond; :mod:`workload_map.api.waits`).
+        max_definitions: definitions this server stores at most (429 beyond).
+        max_definitions_bytes: total JSON size of the stored definitions (413 beyond).
+        allowed_hosts: ``Host`` names writes may name besides the loopback names and
+            ``host`` (DNS rebinding; :mod:`workload_map.api.crosssite`); ``*`` allows any.
     """
 
     host: str = "127.0.0.1"
@@ -103,6 +109,10 @@ class HttpSettings:
     max_expensive: int = 8
     expensive_queue: int = 64
     expensive_wait_s: float = 10.0
+    max_waits_per_client: int = 32
+    max_definitions: int = 500
+    max_definitions_bytes: int = 32 * 1024 * 1024
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def is_loopback(self) -> bool:
@@ -240,6 +250,9 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_REQUEST_TIMEOUT": ("request_timeout", float),
     "WMAP_GRAPHQL_MAX_COST": ("graphql_max_cost", int),
     "WMAP_CORS_ORIGINS": ("cors_origin", _words),
+    "WMAP_ALLOWED_HOSTS": ("allowed_hosts", _words),
+    "WMAP_MAX_DEFINITIONS": ("max_definitions", int),
+    "WMAP_MAX_DEFINITIONS_BYTES": ("max_definitions_bytes", int),
     "WMAP_MAX_CONNECTIONS": ("max_connections", int),
     "WMAP_MAX_EXPENSIVE_REQUESTS": ("max_expensive_requests", int),
     "WMAP_HEADER_TIMEOUT": ("header_timeout", float),

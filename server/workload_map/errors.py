@@ -146,3 +146,15 @@ class Unauthorized(ServerError):
     """The request carries no valid credentials."""
 
     code = "unauthorized"
+
+
+class TooManyDefinitions(ServerError):
+    """Registering would exceed the number of definitions a server stores (429)."""
+
+    code = "too_many_definitions"
+
+
+class DefinitionsTooLarge(ServerError):
+    """Registering would exceed the total size of the definitions a server stores (413)."""
+
+    code = "definitions_too_large"

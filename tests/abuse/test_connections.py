@@ -9,13 +9,16 @@ import asyncio
 import select
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 from tests.abuse.attacks import livez_ok, open_slow, read_until_closed, response_parts
 from tests.abuse.server import Served, serve
+from workload_map.api.connections import PROBE_SLOTS
 
+PHASE = "/api/v1/namespaces/ml-training/workloads/jobset.x-k8s.io/JobSet/llm-pretrain/phase"
 PORTAL = (Path(__file__).parent / "portal_query.graphql").read_text(encoding="utf-8")
 
 
@@ -54,14 +57,44 @@ def test_slow_body_gets_a_json_408(server: Served) -> None:
 
 def test_connection_cap_answers_503_and_recovers(tmp_path: Path) -> None:
     with serve(tmp_path, "--max-connections", "20", "--header-timeout", "2") as capped:
-        refused = _over_the_cap(capped, 30)
+        refused = _over_the_cap(capped, 30 + PROBE_SLOTS)
         # the refused and released connections close asynchronously: /livez answers again
         # once the server has counted them (polled, bounded by 10 s)
         deadline = time.monotonic() + 10
         while not livez_ok(capped.base, timeout_s=2) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert livez_ok(capped.base)
-    assert refused >= 10  # 30 - 20 (a refused connection is closed, so a later one may get in)
+    assert refused >= 10  # 46 - 20 - 16 probe slots (a refused connection is closed, so a later one may get in)
+
+
+def test_probes_are_answered_at_the_connection_cap(tmp_path: Path) -> None:
+    """The issue's attack: long polls hold every connection; probes still get 200, other requests 503."""
+    with serve(tmp_path, "--max-connections", "20", "--header-timeout", "2") as capped:
+        polls = [open_slow(capped.port, f"GET {PHASE}?wait=Failed&timeout=60s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                        .encode()) for _ in range(20)]
+        try:
+            _wait_until(lambda: _status(capped.base + "/api/v1/workloads") == 503)  # the cap is reached
+            for path in ("/livez", "/readyz", "/healthz"):
+                assert _status(capped.base + path) == 200, path
+            refused = httpx.get(capped.base + "/api/v1/workloads", timeout=10)
+            assert (refused.status_code, refused.json()["error"]) == (503, "too_many_connections")
+        finally:
+            for conn in polls:
+                conn.close()
+
+
+def _status(url: str) -> int:
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return 0
+
+
+def _wait_until(predicate: Callable[[], bool], wait_s: float = 15.0) -> None:
+    deadline = time.monotonic() + wait_s
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
 
 
 def _over_the_cap(server: Served, count: int, expect: int = 10, wait_s: float = 10.0) -> int:
@@ -78,7 +111,7 @@ def _over_the_cap(server: Served, count: int, expect: int = 10, wait_s: float = 
             for conn in readable:
                 pending.remove(conn)
                 first = conn.recv(4096)
-                if first:
+                if first and b" 408 " not in first.split(b"\r\n", 1)[0]:  # a probe slot's header timeout
                     status, headers, body = response_parts(first)
                     assert (status, headers["retry-after"], body["error"]) == (503, "1", "too_many_connections")
                     refused += 1

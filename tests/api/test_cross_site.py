@@ -104,3 +104,35 @@ async def test_cors_is_opt_in_with_preflight(client: httpx.AsyncClient, cors_cli
     refused = await cors_client.post("/api/v1/definitions", content=TEXT,
                                      headers={"Origin": "https://evil.example", "Content-Type": "application/yaml"})
     assert refused.status_code == 403
+
+
+@pytest.mark.parametrize("host", ["rebind.evil.example", "rebind.evil.example:8080", "127.0.0.1.nip.io"])
+async def test_a_dns_rebinding_page_cannot_register(client: httpx.AsyncClient, host: str) -> None:
+    # the page's Origin matches its Host (same origin as the browser sees it): only the Host check refuses
+    headers = {"Host": host, "Origin": f"http://{host}", "Content-Type": "application/yaml"}
+    response = await client.post("/api/v1/definitions", content=TEXT, headers=headers)
+    assert response.status_code == 403, response.text
+    assert response.json()["error"] == "host_not_allowed"
+    assert response.json()["message"].startswith(f"writes addressed to Host {host!r} are refused")
+    assert await registered(client) == []
+
+
+@pytest.mark.parametrize("host", ["localhost:8080", "127.0.0.1", "[::1]:8080", "10.2.3.4:8080", "wmap-server",
+                                  "portal.localhost"])
+async def test_loopback_addresses_and_short_names_may_write(client: httpx.AsyncClient, host: str) -> None:
+    response = await client.post("/api/v1/definitions?dryRun=true", content=TEXT,
+                                 headers={"Host": host, "Content-Type": "application/yaml"})
+    assert response.status_code == 200, response.text
+
+
+async def test_allowed_hosts_name_service_dns_names_and_suffixes(tmp_path, reader: SnapshotReader) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(state_dir=tmp_path / "state")
+    settings.http.allowed_hosts = ("wmap.tools.svc.cluster.local", ".corp.example")
+    app = create_app(settings, reader=reader)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+        for host, status in (("wmap.tools.svc.cluster.local:8080", 200), ("wmap.corp.example", 200),
+                             ("wmap.tools.svc", 403), ("corp.example.evil.example", 403)):
+            response = await c.post("/api/v1/definitions?dryRun=true", content=TEXT,
+                                    headers={"Host": host, "Content-Type": "application/yaml"})
+            assert response.status_code == status, (host, response.text)

@@ -130,8 +130,9 @@ def test_int32_clamp() -> None:
     ("NAMESPACE", [("ml", 1, 12, 12, 8)]),
     ("KIND", [("JobSet.jobset.x-k8s.io", 1, 12, 12, 8)]),
     ("PHASE", [("Initializing", 1, 12, 12, 8)]),
-    # pods by node: two bound to node-a (8 GPUs), one unscheduled (4 requested, 0 allocated)
-    ("NODE", [("<unscheduled>", 0, 0, 4, 0), ("node-a", 0, 0, 8, 8)]),
+    # pods by node: two bound to node-a (8 GPUs), one unscheduled (4 requested, 0 allocated);
+    # the one JobSet has pods in both buckets, so it is counted in each
+    ("NODE", [("<unscheduled>", 1, 0, 4, 0), ("node-a", 1, 0, 8, 8)]),
 ])
 async def test_gpu_summary(client: httpx.AsyncClient, group_by: str, expected: list[tuple]) -> None:
     body = await gql(client, """query($by: GroupBy!) { gpuSummary(groupBy: $by) {

@@ -115,9 +115,22 @@ async def test_page_size_from_variables_and_defaults(settings: Settings, reader:
         # variable given: 1 + 500 * (nodes 1 + name 1) = 1,001 > 1,000
         code, message = refusal(await post(client, query, variables={"n": 500}))
         assert code == "QUERY_TOO_EXPENSIVE" and "1,001 fields" in message and "limit is 1,000" in message
+        # a Float 500.0 for the Int: graphql-core coerces it to 500 and runs 500, so it is priced 1,001
+        code, message = refusal(await post(client, query, variables={"n": 500.0}))
+        assert code == "QUERY_TOO_EXPENSIVE" and "1,001 fields" in message
         # the variable's default: 1 + 200 * 2 = 401; the argument's default (100): 201
         assert "errors" not in await post(client, query)
         assert "errors" not in await post(client, "{ workloads { nodes { name } } }")
+
+
+def test_variables_are_priced_as_execution_coerces_them() -> None:
+    document = parse("query Q($n: Int = 1, $m: Int) { a: workloads(first: $n) { totalCount } "
+                     "b: workloads(first: $m) { totalCount } }")
+    # a: 1 + n * 1; b: 1 + m * 1 (no m: the argument's default, 100)
+    assert operation_cost(schema._schema, document, variables={"n": 500.0}) == 501 + 101
+    assert operation_cost(schema._schema, document, variables={"n": 500.0, "m": 250}) == 501 + 251
+    # 500.5 does not coerce (execution refuses the operation): priced at the default 1
+    assert operation_cost(schema._schema, document, variables={"n": 500.5}) == 2 + 101
 
 
 async def test_cycles_repeats_and_operation_names(client: httpx.AsyncClient) -> None:

@@ -245,3 +245,18 @@ async def test_dry_run_reports_the_would_be_origin_and_persists_nothing(client: 
     assert graphql["data"]["registerDefinition"]["definition"]["origin"] == "state"
     assert runtime.registry.registered() == [] and runtime.registry.generation == generation
     assert not settings.state_dir.exists() or list(settings.state_dir.iterdir()) == []
+
+
+async def test_workload_types_take_yaml_and_keep_unknown_interface_fields(client: httpx.AsyncClient) -> None:
+    body = runai_body(jobset_definition())
+    body["resourceInterfaces"][0].update(version="v1alpha2", displayName="JobSet v1alpha2", weight=3)
+    response = await client.post("/api/v1/workload-types", content=yaml.safe_dump(body), headers=YAML_BODY)
+    assert response.status_code == 201, response.text
+    (interface,) = response.json()["resourceInterfaces"]
+    # the entry's own fields come back beside ours (version, definition, origin, spec)
+    assert (interface["displayName"], interface["weight"], interface["version"]) == ("JobSet v1alpha2", 3, "v1alpha2")
+    assert interface["definition"] == "jobset-x-k8s-io-jobset-v1alpha2"
+    listed = (await client.get("/api/v1/workload-types?externalTypesOnly=true")).json()["items"]
+    assert listed[0]["resourceInterfaces"][0]["displayName"] == "JobSet v1alpha2"
+    two = await client.post("/api/v1/workload-types", content="a: 1\n---\nb: 2\n", headers=YAML_BODY)
+    assert two.status_code == 400 and two.json()["message"] == "the request body must be one YAML mapping, got 2 documents"

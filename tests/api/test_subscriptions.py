@@ -74,3 +74,26 @@ async def test_graphql_query_over_http(settings: Settings) -> None:
         response = await client.post(f"http://{host}/graphql", json={"query": "{ workloads { totalCount } }"})
         assert response.json() == {"data": {"workloads": {"totalCount": 1}}}
         assert (await client.get(f"http://{host}/readyz")).status_code == 200
+
+
+async def test_a_bad_websocket_subscription_ends_only_itself(settings: Settings) -> None:
+    reader = SnapshotReader.from_paths(JOBSET)
+    app = create_app(settings, reader=reader)
+    async with serving(app) as host:
+        before = app.state.runtime.service.feed.subscribers
+        async with websockets.connect(f"ws://{host}/graphql", subprotocols=["graphql-transport-ws"],
+                                      open_timeout=5) as ws:
+            await ws.send(json.dumps({"type": "connection_init"}))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "connection_ack"
+            await ws.send(json.dumps({"id": "good", "type": "subscribe", "payload": {"query": SUBSCRIPTION}}))
+            await wait_until(lambda: app.state.runtime.service.feed.subscribers > before, 5)
+            await ws.send(json.dumps({"id": "bad", "type": "subscribe", "payload": {"query": "subscription { ("}}))
+            error = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert (error["type"], error["id"]) == ("error", "bad")
+            assert error["payload"][0]["message"].startswith("Syntax Error")
+            _start_running(reader)  # the good one still delivers on the same socket
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                if message["type"] == "next":
+                    break
+            assert (message["id"], message["payload"]["data"]["workloadPhaseChanged"]["phase"]) == ("good", "RUNNING")

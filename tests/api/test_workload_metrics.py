@@ -70,3 +70,40 @@ def test_flag_and_environment_set_the_switch() -> None:
     assert serve_settings(parser.parse_args(["serve", "--workload-metrics"]),
                           {"WMAP_WORKLOAD_METRICS": "0"}).workload_metrics is True
     assert serve_settings(parser.parse_args(["serve", "--no-workload-metrics"]), {}).workload_metrics is False
+
+
+def _prometheus_text(views: list) -> bytes:  # type: ignore[type-arg]
+    """The families rendered by prometheus_client itself (the reference)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from workload_map.api.metrics import workload_metrics
+
+    class Fixed:
+        def collect(self):  # type: ignore[no-untyped-def]
+            return workload_metrics(views)
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Fixed())  # type: ignore[arg-type]
+    return generate_latest(registry)
+
+
+async def test_the_kept_text_is_what_prometheus_client_renders(app: Starlette) -> None:
+    from workload_map.api.workload_series import WorkloadSeries
+
+    views = app.state.runtime.service.workloads()
+    kept = WorkloadSeries()
+    assert kept.text(views) == _prometheus_text(views)
+    assert kept.renders == 1  # the one JobSet
+    assert kept.text(views) == _prometheus_text(views) and kept.renders == 1  # unchanged: not rendered again
+    assert kept.text([]).count(b"\n") == 6  # no workload left: the three HELP and TYPE lines
+
+
+async def test_a_scrape_is_gzipped_when_asked(client: httpx.AsyncClient) -> None:
+    import gzip
+
+    plain = await client.get("/metrics", headers={"Accept-Encoding": "identity"})
+    zipped = await client.get("/metrics", headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["content-encoding"] == "gzip" and "content-encoding" not in plain.headers
+    assert b"wmap_workload_info{" in plain.content and b"wmap_workload_info{" in zipped.content  # httpx decodes
+    assert int(zipped.headers["content-length"]) < len(plain.content)
+    assert gzip.decompress(gzip.compress(plain.content)) == plain.content

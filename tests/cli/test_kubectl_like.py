@@ -200,3 +200,39 @@ def test_serve_start_up_failure_exits_6_with_one_line(tmp_path: Path) -> None:
     assert result.returncode == 6
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1].startswith("error: wmap serve did not start: SnapshotError: ")
+
+
+def test_serve_names_the_yaml_problem_of_a_malformed_snapshot(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n")
+    result = wmap("serve", "--snapshot", str(bad), "--port", str(free_port()))
+    assert result.returncode == 6 and "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    # the problem and its place, not only a line and column
+    assert last.startswith(f"error: wmap serve did not start: SnapshotError: {bad}: not valid YAML at line 4 column 1: ")
+    assert "expected ',' or ']'" in last
+
+
+def test_serve_on_a_port_in_use_fails_before_loading_anything(tmp_path: Path) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        # a snapshot that does not exist: had loading started, this would be the reported error
+        result = wmap("serve", "--snapshot", str(tmp_path / "nope.yaml"), "--port", str(port))
+    assert result.returncode == 6
+    assert result.stderr.splitlines()[-1] == f"error: wmap serve did not start: cannot listen on 127.0.0.1:{port}: " \
+                                             "Address already in use"
+
+
+def test_a_kind_read_in_another_version_is_no_crd_warning() -> None:
+    from workload_map.cli.live import unread_kind_warnings
+    from workload_map.gvk import GVK
+    from workload_map.kube.reader import InformerStatus
+
+    states = [InformerStatus(GVK("nvidia.com", "v1alpha1", "DynamoGraphDeployment"), "crd_missing"),
+              InformerStatus(GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment"), "synced", has_synced=True),
+              InformerStatus(GVK("ray.io", "v1", "RayJob"), "crd_missing"),
+              InformerStatus(GVK("", "v1", "Pod"), "forbidden")]
+    # the cluster serves DynamoGraphDeployment v1beta1: the catalog's v1alpha1 is no warning
+    assert unread_kind_warnings(states) == ["warning: RayJob.ray.io v1: crd_missing", "warning: Pod.core v1: forbidden"]

@@ -160,3 +160,21 @@ def test_catalog_table_shows_aliases() -> None:
     ray = next(r for r in rows if r.startswith("ray-io-raycluster-v1 "))
     assert "ray,raycluster" in ray.split()
     assert any("knative,knative-service,ksvc" in r.split() for r in rows)
+
+
+def test_validate_runs_the_registration_trial(tmp_path: Path) -> None:
+    # passes every static rule, but its phase expression never finishes: the server's
+    # registration trial refuses it with 422, so validate says INVALID (exit 1) too
+    path = tmp_path / "loops.yaml"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "loops"},
+        "spec": {"structureDefinition": {"rootComponent": {
+            "name": "r", "kind": {"group": "example.com", "version": "v1", "kind": "Demo"},
+            "statusDefinition": {"phaseDefinition": {"path": "def f: f; f"},
+                                 "statusMappings": {"running": [{"byPhase": "up"}]}}}}}}))
+    result = wmap("validate", str(path))
+    assert result.returncode == 1, result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "INVALID: loops"
+    assert lines[1].startswith("  spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition.path: "
+                               "jq expression 'def f: f; f' did not finish")

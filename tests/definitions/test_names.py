@@ -126,3 +126,21 @@ def test_distinct_keys_and_aliases_still_load() -> None:
     # 1 (int) and "1" (str) are different keys; an alias is visited once, not re-checked
     assert load_documents('1: a\n"1": b\n') == [{1: "a", "1": "b"}]
     assert load_documents("a: &x {k: 1}\nb: *x\n---\nc: 2\n") == [{"a": {"k": 1}, "b": {"k": 1}}, {"c": 2}]
+
+
+def test_format_characters_are_refused_in_kinds_and_aliases() -> None:
+    import copy
+
+    from workload_map.config import default_catalog_dir
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.definitions.load import check_definition
+
+    doc = copy.deepcopy(load_catalog(default_catalog_dir()).find("jobset").definition.manifest)
+    doc["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Job\u202eSet"
+    doc["metadata"]["annotations"]["workload-map.run.ai/aliases"] = "js,j\u200bs"
+    _, problems = check_definition(doc)
+    by_path = {p.path: p.message for p in problems}
+    root = "spec.structureDefinition.rootComponent.kind.kind"
+    assert by_path[root] == '"Job\\u202eSet" contains the invisible format character U+202E (bidi controls and ' \
+                            'other format characters are not allowed)'
+    assert "U+200B" in by_path["metadata.annotations[workload-map.run.ai/aliases]"]

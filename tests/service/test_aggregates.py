@@ -47,9 +47,13 @@ def _from_scratch(views: list[WorkloadView], group_by: str) -> list[GpuBucket]:
     buckets: dict[str, GpuBucket] = {}
     for view in views:
         if group_by == "NODE":
+            counted: set[str] = set()  # a workload counts once on each node holding one of its pods
             for pod in view.all_pods():
                 if not pod.terminated:
                     bucket = buckets.setdefault(pod.node or "<unscheduled>", GpuBucket(pod.node or "<unscheduled>"))
+                    if bucket.key not in counted:
+                        bucket.workloads += 1
+                        counted.add(bucket.key)
                     add_into(bucket.pods, _gpu(pod.requests))
                     if pod.node:
                         add_into(bucket.allocated, _gpu(pod.requests))

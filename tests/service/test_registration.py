@@ -12,7 +12,14 @@ import yaml
 from workload_map.config import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
-from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition, InvalidRequest
+from workload_map.errors import (
+    Conflict,
+    DefinitionNotFound,
+    DefinitionsTooLarge,
+    InvalidDefinition,
+    InvalidRequest,
+    TooManyDefinitions,
+)
 from workload_map.gvk import GVK
 from workload_map.service.following import REGISTERED_AT
 from workload_map.service.registration import GVK_LABELS, Registrar, register_document
@@ -115,3 +122,36 @@ async def test_a_name_taken_by_another_type_is_refused_and_nothing_changes(tmp_p
     # the catalog name for the catalog's own type is still an override, not a conflict
     fresh = registrar(tmp_path / "fresh")
     assert (await register_document(fresh, jobset_doc("jobset-x-k8s-io-jobset-v1alpha2"), dry_run=True)).dry_run
+
+
+def kind_doc(index: int) -> dict[str, Any]:
+    """The JobSet definition for a made-up root kind ``Kind<index>.example.com`` (one GVK each)."""
+    doc = jobset_doc(f"kind-{index}")
+    doc["spec"]["structureDefinition"]["rootComponent"]["kind"] = {"group": "example.com", "version": "v1",
+                                                                   "kind": f"Kind{index}"}
+    return doc
+
+
+async def test_the_number_of_definitions_is_capped(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    r.max_definitions = 2
+    for index in range(2):
+        await register_document(r, kind_doc(index))
+    with pytest.raises(TooManyDefinitions, match="2 definitions are registered, the limit of this server"):
+        await register_document(r, kind_doc(2))
+    await register_document(r, kind_doc(1))  # replacing one is not one more
+    assert (await register_document(r, kind_doc(2), dry_run=True)).dry_run  # a dry run stores nothing
+    await r.unregister("kind-0")
+    await register_document(r, kind_doc(2))  # room again
+    assert sorted(p.stem for p in tmp_path.iterdir()) == ["kind-1", "kind-2"]
+
+
+async def test_the_total_size_of_definitions_is_capped(tmp_path: Path) -> None:
+    r = registrar(tmp_path)
+    await register_document(r, kind_doc(0))
+    one = r._sizes["kind-0"]  # its stored JSON size (the JobSet definition, about 4 KB plus labels)
+    r.max_definitions_bytes = 2 * one + one // 2  # room for two of about this size, not three
+    await register_document(r, kind_doc(1))
+    with pytest.raises(DefinitionsTooLarge, match="above the limit of"):
+        await register_document(r, kind_doc(2))
+    assert sorted(p.stem for p in tmp_path.iterdir()) == ["kind-0", "kind-1"]

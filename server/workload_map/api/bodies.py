@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
 
 from starlette.requests import Request
 
-from workload_map.definitions.load import DuplicateKey, unique_pairs
+from workload_map.definitions.load import DuplicateKey, load_documents, unique_pairs
 from workload_map.errors import InvalidRequest
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?", re.ASCII)
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
+_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 async def body_text(request: Request) -> str:
@@ -37,8 +39,8 @@ async def json_object(request: Request) -> dict[str, Any]:
         InvalidRequest: empty, not JSON (the message gives line and column) or not an object.
     """
     text = await body_text(request)
-    try:
-        value = json.loads(text, object_pairs_hook=unique_pairs)
+    try:  # in a worker thread: a 2 MiB body is tens of ms of decoding the event loop must not spend
+        value = await asyncio.to_thread(json.loads, text, object_pairs_hook=unique_pairs)
     except DuplicateKey as exc:
         raise InvalidRequest(f"the request body holds the key {json.dumps(str(exc))} twice in one object; "
                              "each key may appear once") from None
@@ -48,6 +50,24 @@ async def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidRequest(f"the request body must be a JSON object, got {type(value).__name__}")
     return value
+
+
+async def body_object(request: Request) -> dict[str, Any]:
+    """The request body as an object: YAML when sent as ``application/yaml``, else JSON.
+
+    Both registration endpoints take the same two media types (issue 29 item 8). YAML is
+    decoded in a worker thread by the definition loader (size and alias limits included).
+
+    Raises:
+        InvalidRequest: empty, undecodable, several documents, or not an object.
+    """
+    if request.headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/yaml":
+        return await json_object(request)
+    docs = await asyncio.to_thread(load_documents, await body_text(request), source="the request body")
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        shown = f"{len(docs)} documents" if len(docs) != 1 else type(docs[0]).__name__
+        raise InvalidRequest(f"the request body must be one YAML mapping, got {shown}")
+    return docs[0]
 
 
 def flag(request: Request, name: str) -> bool:
@@ -67,15 +87,23 @@ def flag(request: Request, name: str) -> bool:
 
 
 def duration(text: str, *, name: str, maximum: float) -> float:
-    """Seconds from ``60s``, ``1.5m``, ``500ms``, ``1h`` or a bare number of seconds.
+    """Seconds from a Go/Kubernetes duration (``1m30s``, ``500ms``, ``1.5h``) or a bare number of seconds.
+
+    The syntax of Go's ``time.ParseDuration`` (https://pkg.go.dev/time#ParseDuration), which
+    kubectl's ``--timeout`` and ``--request-timeout`` use: one or more decimal numbers each
+    with a unit ``ns``, ``us`` (``µs``), ``ms``, ``s``, ``m``, ``h``; no sign here.
 
     Raises:
         InvalidRequest: malformed, or above ``maximum`` seconds.
     """
-    match = _DURATION.fullmatch(text.strip())
-    if match is None:
-        raise InvalidRequest(f"{name} must be a duration such as 60s, 500ms or 2m, got {text!r}")
-    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    stripped = text.strip()
+    if _NUMBER.fullmatch(stripped):
+        seconds = float(stripped)
+    else:
+        parts = list(_PART.finditer(stripped))
+        if not parts or "".join(p.group(0) for p in parts) != stripped:
+            raise InvalidRequest(f"{name} must be a duration such as 60s, 500ms, 2m or 1m30s, got {text!r}")
+        seconds = sum(float(p.group(1)) * _UNITS[p.group(2)] for p in parts)
     if seconds > maximum:
         raise InvalidRequest(f"{name} must be at most {maximum:g}s, got {text!r}")
     return seconds

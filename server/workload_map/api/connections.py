@@ -8,7 +8,12 @@ such clients the server runs out of file descriptors ("slowloris"). This protoco
 * closes a connection whose request headers are not complete ``header_timeout_s`` after
   its first byte (or after the connection opened), answering 408 in our JSON error shape;
 * answers 503 (JSON, ``Retry-After``) and closes a connection that would exceed
-  ``max_connections`` open connections, before reading anything from it.
+  ``max_connections`` open connections, except that :data:`PROBE_SLOTS` connections above
+  the cap are held for probes: such a connection is served only when its request line is
+  ``GET`` (or ``HEAD``) of ``/livez``, ``/readyz`` or ``/healthz`` (503 otherwise) and must
+  send it within :data:`PROBE_HEADER_TIMEOUT_S`. A client holding every ordinary
+  connection (long polls, slow bodies) therefore never fails kubelet's probes, which open
+  one connection per probe on the same port (issue 29 item 2).
 
 Request bodies are bounded by ``workload_map.api.middleware.BodyLimitMiddleware``
 (``body_timeout_s``). Use with ``uvicorn.Config(http=guarded_protocol(...))``.
@@ -24,6 +29,16 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger(__name__)
+
+PROBE_SLOTS = 16
+"""Connections above ``max_connections`` that are served for a probe request only."""
+
+PROBE_HEADER_TIMEOUT_S = 2.0
+"""Seconds a connection in a probe slot has to send its request headers."""
+
+PROBE_LINES = tuple(f"{method} {path}".encode() for method in ("GET", "HEAD")
+                    for path in ("/livez", "/readyz", "/healthz"))
+"""Request-line prefixes a probe slot serves (the query string and version may follow)."""
 
 
 def raw_response(status: int, reason: str, code: str, message: str, headers: dict[str, str] | None = None) -> bytes:
@@ -43,22 +58,47 @@ class GuardedH11Protocol(H11Protocol):
     header_timeout_s: float = 10.0
     max_connections: int = 1000
     _header_timer: asyncio.TimerHandle | None = None
+    _probe_only: bytes | None = None
+    """Bytes read so far on a connection in a probe slot (None: an ordinary connection)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """Register the connection; refuse it when over the cap, else start the header clock."""
+        """Register the connection; refuse it when over the cap (probe slots aside), else start the header clock."""
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
-            log.info("refused a connection: %d open, the limit is %d", len(self.connections) - 1,
-                     self.max_connections)
-            transport.write(raw_response(503, "Service Unavailable", "too_many_connections",
-                                         f"the server holds its limit of {self.max_connections} connections; retry "
-                                         "shortly", {"retry-after": "1"}))
-            transport.close()
+        open_now = len(self.connections)
+        if open_now > self.max_connections + PROBE_SLOTS:
+            log.info("refused a connection: %d open, the limit is %d", open_now - 1, self.max_connections)
+            self._refuse()
+            return
+        if open_now > self.max_connections:
+            self._probe_only = b""
+            self._arm(PROBE_HEADER_TIMEOUT_S)
             return
         self._arm()
 
+    def _refuse(self) -> None:
+        self.transport.write(raw_response(503, "Service Unavailable", "too_many_connections",
+                                          f"the server holds its limit of {self.max_connections} connections; retry "
+                                          "shortly", {"retry-after": "1"}))
+        self.transport.close()
+
     def data_received(self, data: bytes) -> None:
-        """Feed h11; the header clock runs while no request is in progress."""
+        """Feed h11; the header clock runs while no request is in progress.
+
+        A connection in a probe slot is held back until its request line shows a probe.
+        """
+        if self._probe_only is not None:
+            data = self._probe_only + data
+            if b"\n" not in data[:256]:
+                if len(data) >= 256:
+                    self._refuse()
+                else:
+                    self._probe_only = data
+                return
+            if not data.startswith(PROBE_LINES):
+                log.info("refused a connection over the limit of %d: not a probe", self.max_connections)
+                self._refuse()
+                return
+            self._probe_only = None
         if self._between_requests() and self._header_timer is None:
             self._arm()
         super().data_received(data)
@@ -74,9 +114,9 @@ class GuardedH11Protocol(H11Protocol):
         cycle: Any = self.cycle
         return cycle is None or bool(cycle.response_complete)
 
-    def _arm(self) -> None:
+    def _arm(self, timeout_s: float | None = None) -> None:
         self._disarm()
-        self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+        self._header_timer = self.loop.call_later(timeout_s or self.header_timeout_s, self._headers_too_slow)
 
     def _disarm(self) -> None:
         if self._header_timer is not None:
@@ -87,10 +127,10 @@ class GuardedH11Protocol(H11Protocol):
         self._header_timer = None
         if not self._between_requests() or self.transport.is_closing():
             return
-        log.info("closed a connection from %s: request headers not complete within %gs", self.client,
-                 self.header_timeout_s)
+        timeout_s = PROBE_HEADER_TIMEOUT_S if self._probe_only is not None else self.header_timeout_s
+        log.info("closed a connection from %s: request headers not complete within %gs", self.client, timeout_s)
         self.transport.write(raw_response(408, "Request Timeout", "timeout", "the request headers did not arrive "
-                                          f"within {self.header_timeout_s:g}s"))
+                                          f"within {timeout_s:g}s"))
         self.transport.close()
 
 

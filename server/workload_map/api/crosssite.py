@@ -15,6 +15,15 @@ router, which answers 405):
   ``unsupported_media_type``. Those types are not CORS-safelisted, so a browser must send
   a preflight first, which only origins in ``allowed_origins`` pass.
 
+First of all, DNS rebinding (issue 29 item 4): a page on ``evil.example`` whose DNS name
+is switched to ``127.0.0.1`` sends ``Host`` and ``Origin`` both naming ``evil.example``,
+so "same origin" holds. A write is therefore refused with 403 ``host_not_allowed`` unless
+its ``Host`` (port aside) is an IP address literal, a name without a dot (``localhost``, a
+Kubernetes service's short name: public DNS, which a rebinding page needs, does not serve
+them), a ``.localhost`` name (RFC 6761 section 6.3: loopback), the ``--host`` the server
+listens on, or in ``allowed_hosts`` (``--allowed-hosts``; an entry ``.example.com``
+allows its subdomains, ``*`` any host). The chart passes the Service's DNS names.
+
 ``GET`` stays open: its answer cannot be read by another origin without CORS headers,
 and mutations over ``GET`` are refused by the GraphQL view (405-like 400). WebSocket
 handshakes are checked by strawberry's view against the same ``allowed_origins``.
@@ -22,6 +31,7 @@ handshakes are checked by strawberry's view against the same ``allowed_origins``
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections.abc import Iterable
 
@@ -59,10 +69,12 @@ class CrossSiteMiddleware:
         app: the wrapped ASGI app.
         allowed_origins: origins (``https://portal.example.com``) allowed besides this
             server's own.
+        allowed_hosts: ``Host`` names writes may name besides the defaults (module doc).
     """
 
-    def __init__(self, app: ASGIApp, allowed_origins: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, allowed_origins: Iterable[str] = (), allowed_hosts: Iterable[str] = ()) -> None:
         self.app = app
+        self.hosts = HostAllowList(allowed_hosts)
         origins = list(allowed_origins)
         self.any_origin = "*" in origins
         self.allowed = frozenset(normalize_origin(o) for o in origins if o != "*")
@@ -83,6 +95,11 @@ class CrossSiteMiddleware:
 
     def refusal(self, scope: Scope, headers: Headers) -> tuple[int, str, str] | None:
         """(status, code, message) when the request must be refused, else None."""
+        host = headers.get("host", "")
+        if not self.hosts.allows(host):
+            return 403, "host_not_allowed", (
+                f"writes addressed to Host {host!r} are refused (a DNS rebinding page sends its own name); "
+                "start the server with --allowed-hosts naming it")
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(scope, headers, origin):
             return 403, "cross_origin_refused", (
@@ -105,6 +122,43 @@ class CrossSiteMiddleware:
             return True
         host = headers.get("host")
         return host is not None and normalized == normalize_origin(f"{scope.get('scheme', 'http')}://{host}")
+
+
+class HostAllowList:
+    """The ``Host`` names writes may be addressed to (module doc: the defaults and the entries).
+
+    Args:
+        entries: names (``wmap.example.com``), suffixes (``.example.com``) or ``*``.
+    """
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        names = {e.strip().lower().rstrip(".") for e in entries if e.strip()}
+        self.any = "*" in names
+        self.suffixes = tuple(n for n in names if n.startswith("."))
+        self.names = frozenset(n for n in names if not n.startswith("."))
+
+    def allows(self, host: str) -> bool:
+        """True when ``host`` (a ``Host`` header, port included or not) may receive writes."""
+        name = host_name(host)
+        if self.any or not name:
+            return self.any
+        if "." not in name or name.endswith(".localhost") or name in self.names or name.endswith(self.suffixes):
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+
+def host_name(host: str) -> str:
+    """The name of a ``Host`` header value, lowercased, without port, brackets or a final dot."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    if host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host.rstrip(".")
 
 
 def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:

@@ -29,7 +29,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from workload_map.api.auth import guard_of
-from workload_map.api.bodies import body_text, flag, json_object
+from workload_map.api.bodies import body_object, body_text, flag
+from workload_map.api.filters import refuse_unknown
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.writes import writing_as
 from workload_map.service.lookup import definition_named, definitions_in_force
@@ -59,6 +60,11 @@ async def create_workload_type(request: Request) -> JSONResponse:
             oneOf:
               - $ref: '#/components/schemas/RunaiWorkloadType'
               - {type: object, required: [catalog], properties: {catalog: {type: string, example: jobset}}}
+        application/yaml:
+          schema:
+            oneOf:
+              - $ref: '#/components/schemas/RunaiWorkloadType'
+              - {type: object, required: [catalog], properties: {catalog: {type: string, example: jobset}}}
     responses:
       '201': {description: Created, content: {application/json: {schema: {$ref: '#/components/schemas/WorkloadType'}}}}
       '200': {description: Replaced (same group and kind), content: {application/json: {schema: {$ref: '#/components/schemas/WorkloadType'}}}}
@@ -70,7 +76,7 @@ async def create_workload_type(request: Request) -> JSONResponse:
     """
     registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "create"):
-        shown, created = await register_workload_type(registrar, await json_object(request))
+        shown, created = await register_workload_type(registrar, await body_object(request))
     return JSONResponse(shown, status_code=201 if created else 200)
 
 
@@ -84,6 +90,7 @@ async def list_workload_types(request: Request) -> JSONResponse:
     responses:
       '200': {description: Workload types, content: {application/json: {schema: {type: object, properties: {items: {type: array, items: {$ref: '#/components/schemas/WorkloadType'}}, count: {type: integer}}}}}}
     """
+    refuse_unknown(request, ("externalTypesOnly",))
     external = flag(request, "externalTypesOnly")
     items = [type_dict(g, k, entries) for (g, k), entries in sorted(workload_types(runtime_of(request).registry).items())
              if not external or any(e.origin != "catalog" for e in entries)]
@@ -162,6 +169,7 @@ async def list_definitions(request: Request) -> JSONResponse:
     responses:
       '200': {description: Definitions, content: {application/json: {schema: {$ref: '#/components/schemas/DefinitionList'}}}}
     """
+    refuse_unknown(request, ())
     runtime = runtime_of(request)
     entries = definitions_in_force(runtime.registry, include_shadowed=True)
     skipped = [s.to_dict() for s in runtime.registrar.skipped.values()] if runtime.registrar else []

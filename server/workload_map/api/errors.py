@@ -19,10 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from workload_map.errors import (
+    DefinitionsTooLarge,
+    TooManyDefinitions,
     CacheNotReady,
     Conflict,
     DefinitionError,
@@ -36,6 +38,8 @@ from workload_map.errors import (
 )
 from workload_map.kube.reviews import ReviewUnavailable
 from workload_map.definitions.stored import StoreError
+
+from workload_map.api.waits import TooManyWaits
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +95,15 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (Overloaded, 503),
     (PayloadTooLarge, 413),
     (DefinitionError, 422),
+    (TooManyWaits, 429),
+    (TooManyDefinitions, 429),
+    (DefinitionsTooLarge, 413),
 )
 """Most specific first; the first matching class decides the status."""
 
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
               405: "method_not_allowed", 408: "timeout", 409: "conflict", 413: "payload_too_large",
-              415: "unsupported_media_type", 422: "invalid_definition", 503: "not_ready",
+              415: "unsupported_media_type", 422: "invalid_definition", 429: "too_many_requests", 503: "not_ready",
               504: "deadline_exceeded"}
 
 
@@ -136,7 +143,7 @@ def details_of(exc: ServerError) -> list[Any]:
 def response_for(exc: ServerError, *, graphql: bool = False) -> JSONResponse:
     """The JSON error response for a domain error (``graphql``: see :func:`error_response`)."""
     status = status_of(exc)
-    headers = {"Retry-After": "5"} if status == 503 else None
+    headers = {"Retry-After": "5"} if status in (429, 503) else None
     if status == 401:
         headers = {"WWW-Authenticate": 'Bearer realm="workload-map-server"'}
     return error_response(status, exc.code, str(exc), details_of(exc), headers, graphql=graphql)
@@ -156,6 +163,16 @@ async def handle_http_exception(request: Request, exc: Exception) -> Response:
                           graphql=is_graphql(request.scope))
 
 
+async def handle_disconnect(request: Request, exc: Exception) -> Response:
+    """A client that went away before its request was read: one INFO line, no traceback.
+
+    Nobody reads the answer (a 400 ``client_disconnected``, for the access log).
+    """
+    log.info("client %s went away during %s %s", request.client.host if request.client else "?", request.method,
+             request.url.path)
+    return error_response(400, "client_disconnected", "the client went away before the request was read")
+
+
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     """500 without internals (the traceback is logged by the server-error middleware)."""
     return error_response(500, "internal", "internal error; see the server log")
@@ -164,5 +181,6 @@ async def handle_unexpected(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     ServerError: handle_server_error,
     HTTPException: handle_http_exception,
+    ClientDisconnect: handle_disconnect,
     Exception: handle_unexpected,
 }

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLRequestData
 from strawberry.http.types import HTTPMethod
 from strawberry.types import ExecutionResult
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
@@ -55,6 +57,7 @@ from workload_map.api.crosssite import media_type
 from workload_map.api.errors import HTTP_CODES, error_response
 from workload_map.api.graphiql import GraphiQLPage
 from workload_map.api.offload import QUERIES, on_loop
+from workload_map.graphql.stopping import STOP_KEY
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.access import UNAUTHENTICATED, Guard
 from workload_map.auth.identity import payload_token
@@ -78,6 +81,20 @@ def transport_error(status: int, message: str) -> JSONResponse:
     return error_response(status, HTTP_CODES.get(status, "error"), message, graphql=True)
 
 
+class OwnErrorsHandler(BaseGraphQLTransportWSHandler[Context, None]):
+    """strawberry's graphql-transport-ws handler where a bad operation ends only itself.
+
+    strawberry closes the whole socket (4400) on a syntax error or an operation type it
+    cannot determine, ending every other subscription on it. Here such an operation gets
+    an ``error`` message for its id (the protocol's "operation execution error",
+    https://github.com/enisdenjo/graphql-ws/blob/master/PROTOCOL.md#error) and the others go on.
+    """
+
+    @staticmethod
+    def _get_pre_execution_close_reason(error: GraphQLError) -> str | None:
+        return None
+
+
 class GraphQLApp(GraphQL[Context, None]):
     """strawberry's view whose context is :class:`workload_map.graphql.context.Context`.
 
@@ -88,6 +105,7 @@ class GraphQLApp(GraphQL[Context, None]):
     """
 
     page: GraphiQLPage | None = None
+    graphql_transport_ws_handler_class = OwnErrorsHandler
 
     @property
     def graphql_ide_html(self) -> str:
@@ -193,7 +211,11 @@ class GraphQLApp(GraphQL[Context, None]):
             setattr(result, _ENCODED, _Encoded(data, self.encode_json(data)))
             return result
 
-        return await QUERIES.run(off_loop())
+        stop = request.scope[STOP_KEY] = threading.Event()
+        try:
+            return await QUERIES.run(off_loop())
+        finally:
+            stop.set()  # given up (504, client gone) or done: a synchronous stretch still running ends now
 
     async def process_result(self, request: Any, result: ExecutionResult) -> Any:
         """The answer of ``result``: the one encoded in the query thread when there is one."""

@@ -16,15 +16,21 @@ Unless ``Settings.workload_metrics`` is off, the per-workload series read from t
 materialized views (:func:`workload_metrics`): one ``wmap_workload_info`` per workload, one
 ``wmap_workload_gpus`` per workload, figure and GPU resource name, one
 ``wmap_pod_workload_info`` per pod a view holds (joinable with DCGM's namespace/pod labels).
+They are served from text kept per view (:mod:`workload_map.api.workload_series`: only a
+changed view is rendered again).
+
+A scrape is rendered in a worker thread, never on the event loop (issue 29 item 5), and
+gzip-compressed when the scraper accepts it (Prometheus does).
 """
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import platform
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
-
-import platform
 
 from prometheus_client import (CONTENT_TYPE_LATEST, GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR,
                                CollectorRegistry, Counter, Histogram, Info, generate_latest)
@@ -34,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from workload_map import __version__
+from workload_map.api.workload_series import WorkloadSeries
 from workload_map.kube.freshness import freshness, kind_name
 from workload_map.resolution import WorkloadView
 
@@ -56,8 +63,9 @@ class Metrics:
         self.resolution_errors = Counter("wmap_resolution_errors", "Problems recorded while resolving views",
                                          ["definition"], registry=self.registry)
         self.registry.register(_StateCollector(runtime))
-        self.registry.register(_WorkloadCollector(runtime))
         register_process_collectors(self.registry)
+        self._runtime = runtime
+        self.series: WorkloadSeries | None = None
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Record one HTTP request."""
@@ -78,7 +86,25 @@ class Metrics:
         responses:
           '200': {description: metrics in the Prometheus text format, content: {text/plain: {schema: {type: string}}}}
         """
-        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+        compress = "gzip" in request.headers.get("accept-encoding", "").lower()
+        body = await asyncio.to_thread(self.render, compress=compress)
+        headers = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if compress else {"Vary": "Accept-Encoding"}
+        return Response(body, media_type=CONTENT_TYPE_LATEST, headers=headers)
+
+    def render(self, *, compress: bool = False) -> bytes:
+        """The exposition text of every series (gzip-compressed when ``compress``); in a worker thread."""
+        body = generate_latest(self.registry) + self.workload_text()
+        return gzip.compress(body, compresslevel=3) if compress else body
+
+    def workload_text(self) -> bytes:
+        """The per-workload families, or nothing when ``Settings.workload_metrics`` is off."""
+        runtime = self._runtime()
+        if runtime.service is None or not runtime.settings.workload_metrics:
+            return b""
+        by_cluster = bool(runtime.karta_crds)
+        if self.series is None or self.series.by_cluster != by_cluster:
+            self.series = WorkloadSeries(by_cluster=by_cluster)
+        return self.series.text(runtime.service.workloads())
 
 
 def register_process_collectors(registry: CollectorRegistry) -> None:
@@ -178,19 +204,6 @@ def _view_metrics(service: Any) -> Iterator[Metric]:
                               value=materializer.pool.replaced)
     yield CounterMetricFamily("wmap_definitions_quarantined", "Definitions quarantined for repeated timeouts",
                               value=materializer.quarantines)
-
-
-class _WorkloadCollector(Collector):
-    """The per-workload series, read from the materialized views at scrape time."""
-
-    def __init__(self, runtime: Callable[[], Any]) -> None:
-        self._runtime = runtime
-
-    def collect(self) -> Iterator[Metric]:
-        runtime = self._runtime()
-        if runtime.service is None or not runtime.settings.workload_metrics:
-            return
-        yield from workload_metrics(runtime.service.workloads(), by_cluster=bool(runtime.karta_crds))
 
 
 GPU_FIGURES = (("requested_by_spec", "spec"), ("requested_by_pods", "pods"), ("allocated", "allocated"))

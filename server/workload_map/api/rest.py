@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse
 from workload_map.api.auth import guard_of
 from workload_map.api.bodies import duration, integer
 from workload_map.api.errors import WaitTimeout
+from workload_map.api.filters import WORKLOAD_LIST_PARAMS, ListFilter, list_filter, refuse_unknown
 from workload_map.api.middleware import extend_deadline
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
@@ -55,9 +56,11 @@ async def list_workloads(request: Request) -> JSONResponse:
     ---
     summary: List workloads
     parameters:
-      - {name: kind, in: query, schema: {type: string}, description: 'Kind, case-insensitive'}
+      - {name: kind, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true, description: 'any of these types: kind (case-insensitive, or its plural), kind.group, definition name or alias (repeated or comma-separated)'}
       - {name: group, in: query, schema: {type: string}, description: API group (core for the core group)}
-      - {name: phase, in: query, schema: {$ref: '#/components/schemas/Phase'}}
+      - {name: phase, in: query, schema: {type: array, items: {$ref: '#/components/schemas/Phase'}}, style: form, explode: true, description: any of these phases (repeated or comma-separated)}
+      - {name: namespace, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true, description: 'any of these namespaces (the cluster-wide list only)'}
+      - {name: labelSelector, in: query, schema: {type: string}, description: 'Kubernetes label selector on the root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)'}
       - {name: definition, in: query, schema: {type: string}}
       - {name: cluster, in: query, schema: {type: string}, description: 'only this cluster (kubeconfig context)'}
       - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 100}}
@@ -68,19 +71,30 @@ async def list_workloads(request: Request) -> JSONResponse:
       '400': {$ref: '#/components/responses/BadRequest'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
-    service = runtime_of(request).require_service()
+    runtime = runtime_of(request)
+    service = runtime.require_service()
     q = request.query_params
-    phase = parse_phase(q["phase"], name="phase").value if q.get("phase") else None
+    refuse_unknown(request, [p for p in WORKLOAD_LIST_PARAMS if p != "namespace" or "namespace" not in
+                             request.path_params])
+    wanted = list_filter(request, runtime.registry)
     group = _group(q["group"]) if q.get("group") is not None else None
     full = q.get("view", "summary")
     if full not in ("summary", "full"):
         raise InvalidRequest(f"view must be summary or full, got {full!r}")
     size, after = integer(request, "limit"), q.get("continue")
     paginate([], first=size, after=after, name="limit")  # bad paging input fails before any review
-    filters: dict[str, Any] = {"namespace": request.path_params.get("namespace"), "kind": q.get("kind") or None,
-                               "group": group, "definition": q.get("definition") or None}
+    one_kind = wanted.single_kind()
+    one_namespace = next(iter(wanted.namespaces)) if wanted.namespaces and len(wanted.namespaces) == 1 else None
+    filters: dict[str, Any] = {"namespace": request.path_params.get("namespace") or one_namespace,
+                               "kind": one_kind[1] if one_kind else None,
+                               "group": group if group is not None else (one_kind[0] if one_kind else None),
+                               "definition": q.get("definition") or None}
     allow = await list_scope(guard_of(request), service, **filters)
-    views = service.workloads(**filters, phase=phase, allow=allow, cluster=q.get("cluster") or None)
+    one_phase = next(iter(wanted.phases)).value if wanted.phases and len(wanted.phases) == 1 else None
+    views = service.workloads(**filters, phase=one_phase, allow=allow, cluster=q.get("cluster") or None)
+    if wanted != ListFilter():  # the service applied one value of each; "any of" and labels here
+        readers = runtime.cluster_readers()
+        views = [v for v in views if wanted.keeps(v, lambda view: _labels(readers, view))]
     page = paginate(views, first=size, after=after, name="limit")
     if full == "full":
         items = [await _full(request, v) for v in page.items]
@@ -88,6 +102,14 @@ async def list_workloads(request: Request) -> JSONResponse:
         items = [summary(v) for v in page.items]
     return JSONResponse({"items": items, "count": len(items), "totalCount": page.total,
                          "continue": page.end_cursor if page.has_next else None})
+
+
+def _labels(readers: dict[str, Any], view: WorkloadView) -> dict[str, str] | None:
+    """The labels of ``view``'s root object, read from its cluster's cache."""
+    reader = readers.get(view.cluster) or next(iter(readers.values()), None)
+    root = reader.by_uid(view.uid) if reader is not None else None
+    labels = ((root or {}).get("metadata") or {}).get("labels")
+    return labels if isinstance(labels, dict) else None
 
 
 async def _full(request: Request, view: WorkloadView) -> dict[str, Any]:
@@ -145,6 +167,7 @@ async def get_phase(request: Request) -> JSONResponse:
       '400': {$ref: '#/components/responses/BadRequest'}
       '404': {$ref: '#/components/responses/NotFound'}
       '408': {description: 'The phase was not reached in time (details hold the last phases)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
+      '429': {description: 'The client already holds its share of waits (--max-waits-per-client)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
       '503': {$ref: '#/components/responses/NotReady'}
     """
     runtime = runtime_of(request)
@@ -157,7 +180,8 @@ async def get_phase(request: Request) -> JSONResponse:
     if target is None:
         return JSONResponse(phase_state(_workload(request, service, allow)))
     extend_deadline(request, timeout + WAIT_GRACE_S)
-    view = await wait_for_phase(service, request, target, timeout, allow=allow)
+    with runtime.waits.hold(request.client.host if request.client else ""):
+        view = await wait_for_phase(service, request, target, timeout, allow=allow)
     return JSONResponse(phase_state(view))
 
 

@@ -17,6 +17,7 @@ from workload_map.auth.access import Access
 from workload_map.config import Settings
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import CacheNotReady
+from workload_map.api.waits import ClientWaits
 from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
@@ -52,6 +53,7 @@ class Runtime:
         followers: (registrar, reader) pairs whose Karta objects the lifespan follows: one
             per cluster with several clusters; filled with the single pair otherwise.
         karta_crds: cluster name -> Karta CRD state, with several clusters.
+        waits: ``?wait=`` requests held per client address (``settings.http.max_waits_per_client``).
     """
 
     settings: Settings
@@ -70,6 +72,10 @@ class Runtime:
     followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
     karta_crds: dict[str, str] = field(default_factory=dict)
     registrars: dict[str, Registrar] = field(default_factory=dict)
+    waits: ClientWaits = field(default_factory=lambda: ClientWaits(0))
+
+    def __post_init__(self) -> None:
+        self.waits = ClientWaits(self.settings.http.max_waits_per_client)
 
     def definitions_generation(self) -> int:
         """A number that changes whenever any cluster's definitions change (read-your-writes)."""
@@ -123,7 +129,7 @@ class Runtime:
         self.service = WorkloadService(self.registry, reader, policy=_policy(self.settings), workers=resolver.workers,
                                        timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after)
         kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
-        self.registrar = Registrar(self.registry, store, watch=watch, **kwargs)
+        self.registrar = limited(Registrar(self.registry, store, watch=watch, **kwargs), self.settings)
         if self.metrics is not None:
             self.service.on_resolved = self.metrics.observe_resolution
 
@@ -199,6 +205,13 @@ def _policy(settings: Settings) -> GpuPolicy:
     if not settings.gpu_resources and not settings.shared_gpu_resources and settings.dra_gpu_classes is None:
         return DEFAULT_GPU_POLICY
     return gpu_policy(settings.gpu_resources, settings.shared_gpu_resources, settings.dra_gpu_classes)
+
+
+def limited(registrar: Registrar, settings: Settings) -> Registrar:
+    """``registrar`` with the definition count and size limits of ``settings.http``."""
+    registrar.max_definitions = settings.http.max_definitions
+    registrar.max_definitions_bytes = settings.http.max_definitions_bytes
+    return registrar
 
 
 def runtime_of(conn: HTTPConnection) -> Runtime:

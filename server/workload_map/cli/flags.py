@@ -70,6 +70,16 @@ def register(sub: Any) -> None:
                    help="hard time budget of one workload resolution, seconds (default 2)")
     s.add_argument("--cors-origin", action="append", default=[],
                    help="a browser origin (https://portal.example.com) allowed to call this server (repeatable)")
+    s.add_argument("--allowed-hosts", action="append", default=[],
+                   help="Host names (comma-separated, repeatable) writes may be addressed to besides localhost, "
+                        "127.0.0.1, ::1 and --host: the service names a cluster reaches this server by "
+                        "(DNS rebinding protection; '*' allows any)")
+    s.add_argument("--max-waits-per-client", type=int, default=None,
+                   help="?wait= phase requests one client address may hold at once (default 32; 429 beyond)")
+    s.add_argument("--max-definitions", type=int, default=None,
+                   help="definitions this server stores at most (default 500; 429 beyond)")
+    s.add_argument("--max-definitions-bytes", type=int, default=None,
+                   help="total JSON size of the stored definitions, bytes (default 32 MiB; 413 beyond)")
     s.add_argument("--max-connections", type=int, default=None, help="open connections at most (default 1000)")
     s.add_argument("--max-expensive-requests", type=int, default=None,
                    help="GraphQL operations and workload lists running at once (default 8; more wait, then 503)")

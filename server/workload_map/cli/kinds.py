@@ -10,28 +10,10 @@ from __future__ import annotations
 import sys
 
 from workload_map.cli.inputs import EXIT_NO_DEFINITION, EXIT_USAGE
+from workload_map.definitions.kinds import entries_for, is_builtin_group
 from workload_map.definitions.registry import DefinitionRegistry, Entry
-from workload_map.errors import DefinitionNotFound
 
-
-def entries_for(registry: DefinitionRegistry, wanted: str) -> list[Entry]:
-    """Definitions in force for a TYPE argument.
-
-    By kind (singular or plural), ``kind.group`` or definition name; failing that, by
-    catalog alias (``Catalog.find``), mapped to the group/kind's definitions in force (so a
-    registered definition still wins).
-    """
-    w = wanted.strip().lower()
-    direct = [e for e in registry.entries()
-              if w in (e.gvk.kind.lower(), e.gvk.kind.lower() + "s", f"{e.gvk.kind}.{e.gvk.group}".lower(),
-                       e.definition.name.lower())]
-    if direct:
-        return direct
-    try:
-        group_kind = registry.catalog.find(w).gvk.group_kind
-    except DefinitionNotFound:
-        return []
-    return [e for e in registry.entries() if e.gvk.group_kind == group_kind]
+__all__ = ["entries_for", "is_builtin_group", "resolve_kind"]
 
 
 def resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | int:
@@ -54,13 +36,3 @@ def resolve_kind(registry: DefinitionRegistry, wanted: str) -> list[Entry] | int
               file=sys.stderr)
         return EXIT_USAGE
     return entries
-
-
-def is_builtin_group(group: str) -> bool:
-    """True for the core group and Kubernetes' own API groups.
-
-    Those have no dot, or are a ``*.k8s.io`` group served by kube-apiserver itself such as
-    ``networking.k8s.io``; CRD groups are dotted domains.
-    """
-    return "." not in group or group in ("networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
-                                         "resource.k8s.io", "scheduling.k8s.io", "node.k8s.io")

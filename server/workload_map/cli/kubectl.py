@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from workload_map.errors import InvalidRequest, ServerError
+from workload_map.errors import ServerError
+from workload_map.kube.selectors import Requirement, matches, parse_selector
+
+__all__ = ["Requirement", "matches", "parse_selector"]
 
 if TYPE_CHECKING:
     from workload_map.kube.client import KubeClient
 
-Requirement = Callable[[Mapping[str, str]], bool]
 
 _DAY, _YEAR = 24, 24 * 365
 CONNECT_TIMEOUT_S = 10.0
@@ -104,67 +105,6 @@ def human_duration(seconds: float) -> str:
 
 def _two(big: int, big_unit: str, small: int, small_unit: str) -> str:
     return f"{big}{big_unit}" if small == 0 else f"{big}{big_unit}{small}{small_unit}"
-
-
-_SET = re.compile(r"^\s*(\S+)\s+(in|notin)\s+\(([^)]*)\)\s*$")
-_KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?)$")
-
-
-def parse_selector(text: str) -> list[Requirement]:
-    """The requirements of label selector ``text`` (all must hold).
-
-    Raises:
-        InvalidRequest: a requirement that is not one of the forms in the module docstring
-            (the message names ``-l`` and the requirement).
-    """
-    return [_requirement(part) for part in _split(text) if part.strip()]
-
-
-def _split(text: str) -> list[str]:
-    """Split on commas outside parentheses (``a in (x,y),b`` is two requirements)."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    return [*parts, current]
-
-
-def _requirement(part: str) -> Requirement:
-    found = _SET.match(part)
-    if found:
-        key, op, values = _key(found[1], part), found[2], {v.strip() for v in found[3].split(",")}
-        if op == "in":
-            return lambda labels: labels.get(key) in values
-        return lambda labels: labels.get(key) not in values
-    for op in ("!=", "==", "="):
-        if op in part:
-            key_text, _, value = part.partition(op)
-            key, value = _key(key_text, part), value.strip()
-            if op == "!=":
-                return lambda labels: labels.get(key) != value
-            return lambda labels: labels.get(key) == value
-    text = part.strip()
-    if text.startswith("!"):
-        key = _key(text[1:], part)
-        return lambda labels: key not in labels
-    key = _key(text, part)
-    return lambda labels: key in labels
-
-
-def _key(text: str, part: str) -> str:
-    key = text.strip()
-    if not _KEY.match(key):
-        raise InvalidRequest(f"-l/--selector: invalid requirement {part.strip()!r}: {key!r} is not a label key")
-    return key
-
-
-def matches(requirements: list[Requirement], labels: Mapping[str, str] | None) -> bool:
-    """True when ``labels`` satisfy every requirement (no requirement: everything matches)."""
-    return all(req(labels or {}) for req in requirements)
 
 
 def default_namespace(kubeconfig: str | None = None, context: str | None = None,

@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -61,7 +62,7 @@ from workload_map.definitions.phases import Phase
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import KARTA_GVK, POD_GVK
-from workload_map.kube.reader import Reader
+from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.logs import FORMATS, configure_logging
 from workload_map.resolution.dra import DRA_KINDS
 from workload_map.service.registration import Registrar
@@ -86,6 +87,11 @@ def _listed(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def _hosts(values: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``--allowed-hosts`` values split at commas, lowercased."""
+    return tuple(h.strip().lower() for value in values for h in value.split(",") if h.strip())
+
+
 def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
     """Settings for ``wmap serve`` from flags over ``WMAP_*`` variables over defaults.
 
@@ -100,6 +106,10 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                         request_timeout_s=_pick(args, env, "request_timeout", REQUEST_TIMEOUT_S),
                         graphql_max_cost=_pick(args, env, "graphql_max_cost", DEFAULT_GRAPHQL_MAX_COST),
                         cors_origins=tuple(_pick(args, env, "cors_origin", ())),
+                        allowed_hosts=_hosts(_pick(args, env, "allowed_hosts", ())),
+                        max_waits_per_client=_pick(args, env, "max_waits_per_client", 32),
+                        max_definitions=_pick(args, env, "max_definitions", 500),
+                        max_definitions_bytes=_pick(args, env, "max_definitions_bytes", 32 * 1024 * 1024),
                         max_connections=_pick(args, env, "max_connections", 1000),
                         max_expensive=_pick(args, env, "max_expensive_requests", 8),
                         expensive_queue=_pick(args, env, "expensive_queue", 64),
@@ -155,6 +165,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("error: --auth kubernetes needs a cluster (callers are checked by its API server); "
               "serve snapshots with --auth none", file=sys.stderr)
         return EXIT_USAGE
+    busy = port_problem(settings.http.host, settings.http.port)
+    if busy:  # before any loading or resolution: a port in use is known at once
+        print(f"error: wmap serve did not start: {busy}", file=sys.stderr)
+        return EXIT_SERVE_FAILED
     configure_logging(settings.log_format, settings.log_level)
     app = StartupFailure(create_app(settings))
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
@@ -171,6 +185,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: wmap serve did not start: {reason}", file=sys.stderr)
         return EXIT_SERVE_FAILED
     return EXIT_OK
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (bound and released at once, as uvicorn binds), or None."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return f"cannot listen on {host}:{port}: {exc}"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
 
 
 async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: list[Entry],
@@ -196,10 +228,22 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
 
     await watch_owner_kinds(cache, registry, timeout=SYNC_TIMEOUT_S)
     report_unreadable_owners(cache, registry)
-    for status in cache.states().values():
-        if status.state in ("crd_missing", "forbidden"):
-            print(f"warning: {status.gvk.kind}.{status.gvk.group or 'core'}: {status.state}", file=sys.stderr)
+    for line in unread_kind_warnings(cache.states().values()):
+        print(line, file=sys.stderr)
     return cache, cache.stop
+
+
+def unread_kind_warnings(states: Iterable[InformerStatus]) -> list[str]:
+    """``warning:`` lines for the kinds the cache could not read, each naming its version.
+
+    A version the cluster does not serve is no warning while another version of the same
+    kind is read (the catalog covers, e.g., DynamoGraphDeployment v1alpha1 and v1beta1; a
+    cluster serves one of them).
+    """
+    states = list(states)
+    read = {s.gvk.group_kind for s in states if s.state not in ("crd_missing", "forbidden")}
+    return [f"warning: {s.gvk.kind}.{s.gvk.group or 'core'} {s.gvk.version}: {s.state}" for s in states
+            if s.state == "forbidden" or (s.state == "crd_missing" and s.gvk.group_kind not in read)]
 
 
 def _merge_kartas(registry: DefinitionRegistry, reader: Reader) -> None:

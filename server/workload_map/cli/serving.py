@@ -39,8 +39,11 @@ class StartupFailure:
         async def quiet_send(message: Message) -> None:
             if message.get("type") == "lifespan.startup.failed":
                 exc = sys.exc_info()[1]  # sent from inside the application's except block
-                self.error = f"{type(exc).__name__}: {exc}" if exc is not None else str(message.get("message", ""))
-                self.error = self.error.strip().splitlines()[-1] if self.error.strip() else "start-up failed"
+                if exc is not None:  # the whole message on one line (a YAML error spans several)
+                    self.error = " ".join(f"{type(exc).__name__}: {exc}".split())
+                else:  # a formatted traceback: its last line is the exception
+                    text = str(message.get("message", "")).strip()
+                    self.error = text.splitlines()[-1] if text else "start-up failed"
                 message = {**message, "message": ""}
             await send(message)
 

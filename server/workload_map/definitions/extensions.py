@@ -53,7 +53,8 @@ EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTA
                          FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION)
 #: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
 OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
-                             "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type"})
+                             "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type",
+                             "workload-map.run.ai/resource-interface"})
 _PREFIX = "workload-map.run.ai/"
 _PATH = "metadata.annotations"
 

@@ -20,6 +20,11 @@ from workload_map.errors import InvalidDefinition, InvalidRequest, Problem
 #: Largest definition text accepted, bytes.
 MAX_DEFINITION_BYTES = 1024 * 1024
 
+#: Most values a document may hold once YAML aliases and merge keys are expanded (every
+#: later JSON encoding expands them: "billion laughs"). The catalog's largest definition
+#: holds about 2,000.
+MAX_EXPANDED_VALUES = 250_000
+
 #: libyaml's loader (about 7x faster than the pure-Python one on the catalog); PyYAML built
 #: without libyaml falls back to ``SafeLoader``. Both compose the same nodes, with marks.
 YamlLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -75,16 +80,62 @@ def duplicate_key_problem(root: yaml.Node) -> str | None:
     return None
 
 
+def check_expansion(text: str, *, limit: int = MAX_EXPANDED_VALUES) -> None:
+    """Refuse YAML text that holds more than ``limit`` values once aliases are expanded.
+
+    Counted on libyaml's event stream (no nodes, no tag resolution, stopping at the limit):
+    each scalar is one value, a collection one plus its contents, an alias (a merge key's
+    value is one) the count of its anchor. Linear in the text, whatever it expands to.
+    Syntax errors are left to the loader, which reports them with their line.
+
+    Raises:
+        InvalidRequest: more than ``limit`` values, or an alias inside its own anchor (a
+            recursive structure never ends once encoded as JSON).
+    """
+    anchored: dict[str, int] = {}
+    open_counts: list[tuple[str | None, int]] = []
+    total = 0
+    try:
+        for event in yaml.parse(text, Loader=YamlLoader):
+            if isinstance(event, yaml.AliasEvent):
+                if event.anchor not in anchored:
+                    if any(anchor == event.anchor for anchor, _ in open_counts):
+                        raise InvalidRequest("the document holds an alias inside its own anchor (a recursive "
+                                             "structure); write it without anchors and aliases")
+                    return  # an undefined alias: the loader reports it
+                total += anchored[event.anchor]
+            elif isinstance(event, yaml.ScalarEvent):
+                total += 1
+                if event.anchor:
+                    anchored[event.anchor] = 1
+            elif isinstance(event, yaml.CollectionStartEvent):
+                total += 1
+                open_counts.append((event.anchor, total - 1))
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, before = open_counts.pop()
+                if anchor:
+                    anchored[anchor] = total - before
+            if total > limit:
+                raise InvalidRequest(f"the document expands to more than {limit} values (YAML aliases or merge "
+                                     "keys); write it without anchors and aliases")
+    except yaml.YAMLError:
+        return
+
+
 def _yaml_documents(text: str, source: str) -> list[Any]:
     """Every non-empty YAML document of ``text`` (safe tags only), duplicate keys refused.
 
-    Nodes are composed by :data:`YamlLoader` (libyaml when present), checked for duplicate
-    keys, then constructed.
+    Text with an alias is first counted as expanded (:func:`check_expansion`); nodes are
+    composed by :data:`YamlLoader` (libyaml when present), checked for duplicate keys, then
+    constructed.
 
     Raises:
         yaml.YAMLError: syntax errors.
-        InvalidRequest: a mapping holds a key twice (message gives the field path).
+        InvalidRequest: a mapping holds a key twice (message gives the field path), or the
+            document expands too far.
     """
+    if "*" in text:  # without an alias nothing expands
+        check_expansion(text)
     loader = YamlLoader(text)
     try:
         docs = []
@@ -129,6 +180,21 @@ def load_documents(text: str | bytes, *, source: str = "<input>") -> list[Any]:
         raise InvalidRequest(f"{source}:{where}: not valid YAML or JSON: {reason}") from None
 
 
+def decode_definition(text: str | bytes) -> Any:
+    """The one document of a definition's text, size and expansion checked before use.
+
+    Raises:
+        InvalidRequest: over :data:`MAX_DEFINITION_BYTES`, undecodable, expanding beyond
+            :data:`MAX_EXPANDED_VALUES`, or not exactly one document.
+    """
+    if len(text) > MAX_DEFINITION_BYTES:
+        raise InvalidRequest(f"definition of {len(text)} bytes exceeds the limit of {MAX_DEFINITION_BYTES}")
+    docs = load_documents(text)
+    if len(docs) != 1:
+        raise InvalidRequest(f"expected exactly one definition document, got {len(docs)}")
+    return docs[0]
+
+
 def check_definition(doc: Any, *, check_jq: bool = True) -> tuple[Definition | None, list[Problem]]:
     """Parse and validate ``doc``; return the model (or None) and all problems.
 
@@ -152,12 +218,7 @@ def load_definition(doc: Any, *, check_jq: bool = True) -> Definition:
         InvalidDefinition: every validation problem, each with its field path.
     """
     if isinstance(doc, (str, bytes)):
-        if len(doc) > MAX_DEFINITION_BYTES:
-            raise InvalidRequest(f"definition of {len(doc)} bytes exceeds the limit of {MAX_DEFINITION_BYTES}")
-        docs = load_documents(doc)
-        if len(docs) != 1:
-            raise InvalidRequest(f"expected exactly one definition document, got {len(docs)}")
-        doc = docs[0]
+        doc = decode_definition(doc)
     definition, problems = check_definition(doc, check_jq=check_jq)
     if definition is None:
         name = doc.get("metadata", {}).get("name", "") if isinstance(doc, dict) and isinstance(

@@ -42,8 +42,8 @@ def format_character(value: str) -> str | None:
     return None
 
 
-def _hidden(value: str) -> str | None:
-    """A reason for control or format characters in ``value``, or None."""
+def hidden_problem(value: str) -> str | None:
+    """A reason for control or format characters in ``value``, or None (kinds, groups, aliases too)."""
     found = format_character(value)
     if found is not None:
         return f"contains the invisible format character {found} (bidi controls and other format characters " \
@@ -55,7 +55,7 @@ def _hidden(value: str) -> str | None:
 
 def dns_subdomain_problem(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 subdomain (<= 253 characters), or None when it is."""
-    hidden = _hidden(value)
+    hidden = hidden_problem(value)
     if hidden:
         return hidden
     if len(value) > DNS_SUBDOMAIN_MAX:
@@ -68,7 +68,7 @@ def dns_subdomain_problem(value: str) -> str | None:
 
 def dns_label_problem(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 label (<= 63 characters), or None when it is."""
-    hidden = _hidden(value)
+    hidden = hidden_problem(value)
     if hidden:
         return hidden
     if len(value) > DNS_LABEL_MAX:
@@ -80,7 +80,7 @@ def dns_label_problem(value: str) -> str | None:
 
 def label_key_problem(key: str) -> str | None:
     """Why ``key`` is not a valid Kubernetes label key, or ``None`` when it is."""
-    hidden = _hidden(key)
+    hidden = hidden_problem(key)
     if hidden:
         return hidden
     prefix, _, name = key.rpartition("/")
@@ -93,7 +93,7 @@ def label_key_problem(key: str) -> str | None:
 
 def label_value_problem(value: str) -> str | None:
     """Why ``value`` is not a valid label value (empty is valid), or None when it is."""
-    hidden = _hidden(value)
+    hidden = hidden_problem(value)
     if hidden:
         return hidden
     if value and (len(value) > LABEL_NAME_MAX or not _LABEL_NAME.fullmatch(value)):

@@ -26,7 +26,13 @@ import json
 from typing import Iterator
 
 from workload_map.definitions.model import Component, Definition
-from workload_map.definitions.names import dns_label_problem, dns_subdomain_problem, label_key_problem, label_value_problem
+from workload_map.definitions.names import (
+    dns_label_problem,
+    dns_subdomain_problem,
+    hidden_problem,
+    label_key_problem,
+    label_value_problem,
+)
 from workload_map.definitions.extensions import extension_problems
 from workload_map.errors import Problem
 from workload_map.jq import check_expression
@@ -70,7 +76,23 @@ def _name_rules(definition: Definition) -> list[Problem]:
         reason = dns_label_problem(component.name) if component.name else None
         if reason:
             out.append(Problem(f"{component.path}.name", f"component name {_shown(component.name)} {reason}"))
+    for component in definition.components:
+        kind = component.kind
+        for field_name in ("group", "version", "kind"):
+            value = getattr(kind, field_name, "") if kind is not None else ""
+            reason = hidden_problem(value) if isinstance(value, str) else None
+            if reason:
+                out.append(Problem(f"{component.path}.kind.{field_name}", f"{_shown(value)} {reason}"))
+    annotations = (definition.manifest.get("metadata") or {}).get("annotations") or {}
+    aliases = annotations.get(ALIASES) if isinstance(annotations, dict) else None
+    reason = hidden_problem(aliases) if isinstance(aliases, str) else None
+    if reason:
+        out.append(Problem(f"metadata.annotations[{ALIASES}]", f"{_shown(aliases or '')} {reason}"))
     return out
+
+
+ALIASES = "workload-map.run.ai/aliases"
+"""The catalog's alias annotation (``workload_map.definitions.catalog.ALIASES_ANNOTATION``)."""
 
 
 def _shown(value: str, limit: int = 64) -> str:

@@ -4,6 +4,10 @@ The cost of an operation is the number of fields it would resolve with every fra
 spread expanded: each field counts 1, and a field with a ``first`` argument (a page, such
 as ``workloads``) multiplies the cost of its selection by that page size (the literal, the
 variable's value, the variable's default, else the argument's default in the schema).
+Variables are priced as execution will see them: coerced by graphql-core's own
+``get_variable_values`` (so ``{"n": 500.0}`` for an ``Int`` is 500, as it runs, not the
+default); variables that do not coerce fail the operation anyway and are priced at their
+defaults.
 Other list fields (``roles``, ``pods``) count their selection once: their lengths are
 data, bounded by the resolver, while the page size is the caller's choice.
 
@@ -42,6 +46,8 @@ from graphql import (
     VariableNode,
     get_named_type,
 )
+
+from graphql.execution.values import VariableValues, get_variable_values
 
 from workload_map.service.pagination import MAX_PAGE_SIZE
 
@@ -188,6 +194,19 @@ def spread_count(document: DocumentNode) -> int:
     return count
 
 
+def coerced_variables(schema: GraphQLSchema, operation: OperationDefinitionNode,
+                      variables: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The operation's variables coerced as execution coerces them (defaults applied).
+
+    The raw ``variables`` when they do not coerce: execution then refuses the operation.
+    """
+    try:
+        values = get_variable_values(schema, operation.variable_definitions or (), dict(variables), max_errors=1)
+    except (TypeError, ValueError, RecursionError):
+        return variables
+    return values.coerced if isinstance(values, VariableValues) else variables
+
+
 def operation_cost(schema: GraphQLSchema, document: DocumentNode, *, operation_name: str | None = None,
                    variables: Mapping[str, Any] | None = None, limits: CostLimits = CostLimits()) -> int:
     """The fragment-expanded field count of the operation that would run (see module doc).
@@ -207,7 +226,8 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, *, operation_n
     if operation is None:
         return 0
     root = schema.get_root_type(operation.operation)
-    cost, _ = _Pricer(schema, document, operation, variables or {}, limits).selection(operation.selection_set, root, 1)
+    coerced = coerced_variables(schema, operation, variables or {})
+    cost, _ = _Pricer(schema, document, operation, coerced, limits).selection(operation.selection_set, root, 1)
     if cost > limits.max_cost:
         shown = f"{cost:,}" if cost < _CAP else f"more than {_CAP:,}"
         raise QueryRefused("QUERY_TOO_EXPENSIVE", f"the query would resolve {shown} fields (pages expanded); the "

@@ -57,7 +57,7 @@ class WorkloadConnection:
 
 @strawberry.type(description="GPU totals of one group.")
 class GpuSummaryBucket:
-    """Key, workload count (0 for NODE grouping) and GPU figures."""
+    """Key, workload count (for NODE: workloads with a pod there, so one may count on several nodes) and GPU figures."""
 
     key: str
     workloads: int
@@ -191,7 +191,8 @@ class Query:
     @strawberry.field(description="GPU totals over top-level workloads grouped by namespace, kind, node or "
                                   "phase or cluster (sorted by key), over the workloads the caller may list. NODE "
                                   "groups pods "
-                                  "by node (only pods the caller may get); its spec figure is 0.")
+                                  "by node (only pods the caller may get); its spec figure is 0 and a workload is "
+                                  "counted on every node one of its pods runs on.")
     async def gpu_summary(self, info: Info[Context, None], group_by: GroupBy,
                           namespace: str | None = None) -> list[GpuSummaryBucket]:
         """GPU summary."""

@@ -98,8 +98,19 @@ def _yaml_objects(file: Path) -> Iterator[dict[str, Any]]:
         with file.open(encoding="utf-8") as handle:
             for number, doc in enumerate(yaml.load_all(handle, Loader=_Loader), start=1):
                 yield from _expand(doc, f"{file} (document {number})")
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
+        raise SnapshotError(f"{file}: {yaml_reason(exc)}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"{file}: {exc}") from exc
+
+
+def yaml_reason(exc: yaml.YAMLError) -> str:
+    """``line L column C: <problem> (<context>)`` of a YAML error, on one line."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    context = getattr(exc, "context", None)
+    return f"not valid YAML at {where}{problem}" + (f" ({context})" if context else "")
 
 
 def _json_list(stream: JSONStream, where: str) -> Iterator[dict[str, Any]]:

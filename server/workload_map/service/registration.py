@@ -15,6 +15,7 @@ its base, :class:`~workload_map.service.following.DefinitionIntake`.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import time
@@ -25,11 +26,18 @@ from typing import Any
 from workload_map.definitions.load import load_definition
 from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry, Entry
-from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition, Problem
+from workload_map.errors import (
+    Conflict,
+    DefinitionNotFound,
+    DefinitionsTooLarge,
+    InvalidDefinition,
+    Problem,
+    TooManyDefinitions,
+)
 from workload_map.gvk import GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
 from workload_map.service.following import REGISTERED_AT, DefinitionIntake
-from workload_map.service.guards import check_expansion, unreadable_as_invalid
+from workload_map.service.guards import unreadable_as_invalid
 from workload_map.service.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
@@ -69,8 +77,19 @@ class Registration:
     dry_run: bool
 
 
+MAX_DEFINITIONS = 500
+"""Definitions one registrar stores at most (``--max-definitions``; 429 beyond)."""
+
+MAX_DEFINITIONS_BYTES = 32 * 1024 * 1024
+"""Total JSON size of the definitions one registrar stores (``--max-definitions-bytes``; 413 beyond).
+A registered definition costs about 140 KB of memory (issue 29): 500 are about 70 MB."""
+
+
 class Registrar(DefinitionIntake):
     """Validates, persists and registers definitions; follows Karta objects (see the base).
+
+    ``max_definitions`` and ``max_definitions_bytes`` bound what its store holds (set from
+    the settings by the runtime).
 
     Args:
         registry: the definitions in force.
@@ -83,6 +102,9 @@ class Registrar(DefinitionIntake):
                  watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S) -> None:
         super().__init__(registry, store, watch=watch, trial_timeout=trial_timeout)
         self._lock = asyncio.Lock()
+        self.max_definitions = MAX_DEFINITIONS
+        self.max_definitions_bytes = MAX_DEFINITIONS_BYTES
+        self._sizes: dict[str, int] = {}
 
     async def check(self, doc: Any) -> Definition:
         """Validate ``doc`` (text or decoded) as a registration would, storing nothing.
@@ -94,7 +116,7 @@ class Registrar(DefinitionIntake):
             Conflict: another registered definition (other name) claims the same GVK, or
                 the name is that of a catalog or registered definition of another GVK.
         """
-        definition = load_definition(doc)
+        definition = await asyncio.to_thread(load_definition, doc)  # parsing never runs on the event loop
         problems = [] if _NAME.fullmatch(definition.name) else [Problem(
             "metadata.name", f"{definition.name!r} is not a valid resource name (lowercase letters, digits, '-', "
                              "'.'; at most 253 characters)")]
@@ -129,12 +151,33 @@ class Registrar(DefinitionIntake):
             if dry_run:
                 return Registration(definition, None, previous is None, True)
             manifest = _stored_manifest(definition, previous)
+            self._check_room(definition.name, len(json.dumps(manifest, default=str)))
             await self.store.save(definition.name, manifest)
             entry = self._put(self.store.origin, definition.name, load_definition(manifest),
                               manifest["metadata"]["annotations"][REGISTERED_AT])
             log.info("registered definition %s for %s (origin %s)", definition.name, definition.gvk,
                      self.store.origin)
             return Registration(entry.definition, entry, previous is None, False)
+
+    def _check_room(self, key: str, size: int) -> None:
+        """Refuse a definition that would exceed the count or total size limit (a replacement counts once).
+
+        Raises:
+            TooManyDefinitions: ``max_definitions`` are stored and ``key`` is new.
+            DefinitionsTooLarge: the total JSON size would exceed ``max_definitions_bytes``.
+        """
+        stored = {e.key: e for e in self.registry.registered(self.store.origin)}
+        if key not in stored and len(stored) >= self.max_definitions:
+            raise TooManyDefinitions(f"{len(stored)} definitions are registered, the limit of this server "
+                                     f"(--max-definitions); delete one first")
+        for name, entry in stored.items():
+            if name not in self._sizes:
+                self._sizes[name] = len(json.dumps(entry.definition.manifest, default=str))
+        total = sum(size_ for name, size_ in self._sizes.items() if name in stored and name != key) + size
+        if total > self.max_definitions_bytes:
+            raise DefinitionsTooLarge(f"the registered definitions would take {total:,} bytes, above the limit of "
+                                      f"{self.max_definitions_bytes:,} (--max-definitions-bytes); delete some first")
+        self._sizes[key] = size
 
     async def unregister(self, key: str) -> Entry:
         """Remove the registered definition ``key`` from the store and the registry.
@@ -168,12 +211,13 @@ async def register_document(registrar: Registrar, doc: Any, *, dry_run: bool = F
     """Register a caller's document (text or decoded) under the registration guards.
 
     Raises:
-        InvalidRequest: undecodable text, or YAML aliases expanding too far.
+        InvalidRequest: undecodable text, or YAML aliases or merge keys expanding too far
+            (counted by ``workload_map.definitions.load.expanded_values`` on libyaml's nodes,
+            in a worker thread).
         InvalidDefinition: every problem, by field path (an engine crash on the document too).
         Conflict / StoreError: see :meth:`Registrar.register`.
     """
     with unreadable_as_invalid():
-        check_expansion(doc)
         return await registrar.register(doc, dry_run=dry_run)
 
 

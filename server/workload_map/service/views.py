@@ -49,7 +49,8 @@ class GpuBucket:
 
     Attributes:
         key: the group (namespace, ``kind.group``, node name, phase or cluster name).
-        workloads: workloads counted (0 for NODE buckets: a node holds pods).
+        workloads: workloads counted; for NODE, the workloads with a pod on that node (a
+            workload whose pods run on several nodes is counted on each).
         spec / pods / allocated: GPU-class resource name (``GpuPolicy.is_gpu``) -> amount
             (``Decimal``); other resources (cpu, memory) are not summed.
     """
@@ -69,12 +70,18 @@ def contributions(view: WorkloadView, group_by: str) -> list[Contribution]:
     """What ``view`` adds to the buckets of ``group_by``.
 
     For NODE, each non-terminated pod counts towards the node it is bound to
-    (``<unscheduled>`` for none; allocated only when bound) and the spec figure is not split
-    (it has no node).
+    (``<unscheduled>`` for none; allocated only when bound), the workload counts once on
+    every node one of its pods is on, and the spec figure is not split (it has no node).
     """
     if group_by == "NODE":
-        return [(pod.node or UNSCHEDULED, 0, {}, pod.requests, pod.requests if pod.node else {})
-                for pod in view.all_pods() if not pod.terminated]
+        out: list[Contribution] = []
+        nodes: set[str] = set()
+        for pod in view.all_pods():
+            if not pod.terminated:
+                node = pod.node or UNSCHEDULED
+                out.append((node, 0 if node in nodes else 1, {}, pod.requests, pod.requests if pod.node else {}))
+                nodes.add(node)
+        return out
     key = {"NAMESPACE": view.namespace or "", "KIND": f"{view.kind}.{view.group}" if view.group else view.kind,
            "PHASE": view.phase.value, "CLUSTER": view.cluster}.get(group_by, "")
     return [(key, 1, view.gpu.spec, view.gpu.pods, view.gpu.allocated)]

@@ -14,6 +14,12 @@ Protocol over one ``multiprocessing`` connection (pickled tuples):
   resolved ``WorkloadView`` or None with ``error`` naming the exception (an object that
   breaks the resolver becomes an error view, never a dead worker).
 
+Memory: a worker may grow by :data:`MEMORY_BUDGET_BYTES` of address space beyond its size
+at start (``RLIMIT_AS``); an allocation beyond fails. In Python code that is a
+``MemoryError``, answered like any failed resolution (an error view naming the budget),
+after which the worker exits and is replaced; in the C jq library the process aborts and
+the parent's crash path answers it (an error view too).
+
 A worker that takes too long is killed by the parent; one killed by a signal (or a crash of
 the C jq library) is noticed by the parent as end-of-file on its connection. On Linux the
 worker asks the kernel to kill it when its parent (the fork server) dies
@@ -23,7 +29,9 @@ worker asks the kernel to kill it when its parent (the fork server) dies
 from __future__ import annotations
 
 import ctypes
+import resource
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -36,6 +44,27 @@ from workload_map.resolution import resolve
 PR_SET_PDEATHSIG = 1
 EXPRESSION_SLOT_BYTES = 512
 """Size of the shared buffer where a worker records the jq expression it is evaluating."""
+
+MEMORY_BUDGET_BYTES = 1024 * 1024 * 1024
+"""Address space a worker may add to its size at start (1 GiB; issue 29 item 6)."""
+
+
+def limit_memory(budget: int = MEMORY_BUDGET_BYTES) -> int:
+    """Cap this process's address space at its current size plus ``budget`` bytes; the cap set.
+
+    Linux reads the current size from ``/proc/self/statm``; elsewhere nothing is capped (0).
+    """
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            size = int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+    cap = size + budget
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ValueError, OSError):
+        return 0
+    return cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +94,9 @@ def run_job(definitions: dict[str, Definition], job: Job) -> tuple[str, Any, str
     try:
         view = resolve(definitions[job.definition], **job.inputs)
         return job.uid, view, None, time.perf_counter() - started
+    except MemoryError:
+        return (job.uid, None, f"resolution exceeded its memory budget of {MEMORY_BUDGET_BYTES // 2**20} MiB",
+                time.perf_counter() - started)
     except Exception as exc:  # noqa: BLE001 - one malformed object must not end the worker
         return job.uid, None, f"resolution failed: {type(exc).__name__}: {exc}", time.perf_counter() - started
 
@@ -92,6 +124,7 @@ def main(conn: Connection, slot: Any = None) -> None:
     """
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server; it ends us
+    limit_memory()
     if slot is not None:
         _record_expressions(slot)
     definitions: dict[str, Definition] = {}
@@ -104,4 +137,7 @@ def main(conn: Connection, slot: Any = None) -> None:
         for job in jobs:
             if slot is not None:
                 slot.value = b""
-            conn.send(run_job(definitions, job))
+            reply = run_job(definitions, job)
+            conn.send(reply)
+            if reply[2] is not None and reply[2].startswith("resolution exceeded its memory budget"):
+                sys.exit(0)  # memory may be fragmented or half-freed: a fresh worker takes over

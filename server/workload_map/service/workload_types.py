@@ -7,7 +7,8 @@ derived from group and kind, so every server instance gives the same id.
 (docs/definition-format.md section 10): ``name`` (the Kind), ``group`` and ``resourceInterfaces[].spec`` (one Karta
 spec per served version, each one definition named by the catalog slug rule); other fields
 (``categoryId``, ``priorityId``, ``preemptibility``, ...) are kept in an annotation and
-echoed by :func:`type_dict`. :func:`register_workload_type` also accepts ``{"catalog":
+echoed by :func:`type_dict`, and so are the other fields of each ``resourceInterfaces[]``
+entry (annotation :data:`INTERFACE_ANNOTATION`). :func:`register_workload_type` also accepts ``{"catalog":
 "<type>"}`` for a built-in definition. Nothing is stored unless every entry is valid.
 """
 
@@ -27,6 +28,8 @@ from workload_map.service.guards import unreadable_as_invalid
 from workload_map.service.registration import Registrar, not_deletable
 
 TYPE_ANNOTATION = "workload-map.run.ai/workload-type"
+INTERFACE_ANNOTATION = "workload-map.run.ai/resource-interface"
+"""Annotation keeping the fields of a ``resourceInterfaces[]`` entry other than ``spec`` (JSON)."""
 _KIND = re.compile(r"^[A-Z][a-z0-9]*([A-Z][a-z0-9]*)*$")
 _GROUP = re.compile(r"^[a-z](?:[a-z0-9.-]*[a-z0-9])?$")
 _ID_NAMESPACE = uuid.UUID("6f1c9a52-3d5e-4b8f-9a61-0c7e2d4b5a10")
@@ -76,9 +79,20 @@ def type_dict(group: str, kind: str, entries: list[Entry]) -> dict[str, Any]:
         "id": type_id(group, kind), "name": kind, "group": group,
         "origin": registered[0].origin if registered else "catalog",
         "createdAt": times[0] if times else None, "updatedAt": times[-1] if times else None,
-        "resourceInterfaces": [{"version": e.gvk.version, "definition": e.definition.name, "origin": e.origin,
+        "resourceInterfaces": [{**_annotation(e, INTERFACE_ANNOTATION), "version": e.gvk.version,
+                                "definition": e.definition.name, "origin": e.origin,
                                 "spec": e.definition.manifest.get("spec")} for e in entries],
     }
+
+
+def _annotation(entry: Entry, name: str) -> dict[str, Any]:
+    """The JSON object kept in annotation ``name`` of ``entry``'s definition ({} when none)."""
+    raw = (entry.definition.manifest.get("metadata", {}).get("annotations") or {}).get(name)
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _identity_problems(name: Any, group: Any) -> list[Problem]:
@@ -102,8 +116,12 @@ def _entry_document(body: dict[str, Any], index: int, item: dict[str, Any], grou
     slug_kind = name if isinstance(name, str) and _KIND.fullmatch(name) else "Invalid"
     slug = GVK(slug_group, version or f"entry{index}", slug_kind).slug
     extra = json.dumps({k: v for k, v in body.items() if k != "resourceInterfaces"}, sort_keys=True)
+    annotations = {TYPE_ANNOTATION: extra}
+    kept = {k: v for k, v in item.items() if k != "spec"}
+    if kept:
+        annotations[INTERFACE_ANNOTATION] = json.dumps(kept, sort_keys=True)
     doc = {"apiVersion": KARTA_API_VERSION, "kind": "Karta",
-           "metadata": {"name": slug, "annotations": {TYPE_ANNOTATION: extra}}, "spec": item["spec"]}
+           "metadata": {"name": slug, "annotations": annotations}, "spec": item["spec"]}
     definition, found = check_definition(doc)
     problems += [Problem(f"{prefix}.{p.path}" if p.path else prefix, p.message) for p in found]
     if definition is not None:

@@ -1,0 +1,97 @@
+"""REST workload list filters (issue 29 item 7): repeated = any of, unknown parameters
+refused, ``kind`` as the CLI takes it, ``labelSelector`` and ``namespace`` on the
+cluster-wide list."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from workload_map.app import create_app
+from workload_map.config import Settings
+from workload_map.kube.snapshot import SnapshotReader
+
+
+def cronjob(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"cj-{namespace}-{name}", "resourceVersion": "1",
+                         "labels": labels},
+            "spec": {"schedule": "* * * * *", "suspend": name == "paused",
+                     "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}}}
+
+
+def pod(name: str, namespace: str, phase: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"pod-{namespace}-{name}", "resourceVersion": "1",
+                         "labels": {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+            "status": {"phase": phase, "conditions": [{"type": "Ready", "status": str(phase == "Running")}]}}
+
+
+# 3 CronJobs (team-a: nightly {tier: batch}, paused {tier: batch}; team-b: hourly {tier: web})
+# and 2 bare Pods (team-a/runner Running, team-b/done Succeeded): 5 top-level workloads
+OBJECTS = [cronjob("nightly", "team-a", {"tier": "batch"}), cronjob("paused", "team-a", {"tier": "batch"}),
+           cronjob("hourly", "team-b", {"tier": "web"}), pod("runner", "team-a", "Running"),
+           pod("done", "team-b", "Succeeded")]
+
+
+@pytest.fixture
+async def client(tmp_path) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    app = create_app(Settings(state_dir=tmp_path / "state"), reader=SnapshotReader(OBJECTS))
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+        yield c
+
+
+async def names(client: httpx.AsyncClient, path: str = "/api/v1/workloads", **params: Any) -> list[str]:
+    response = await client.get(path, params=params)
+    assert response.status_code == 200, response.text
+    return [f"{i['namespace']}/{i['name']}" for i in response.json()["items"]]
+
+
+async def test_every_workload_without_filters(client: httpx.AsyncClient) -> None:
+    # sorted by namespace, kind, name
+    assert await names(client) == ["team-a/nightly", "team-a/paused", "team-a/runner", "team-b/hourly",
+                                   "team-b/done"]
+
+
+@pytest.mark.parametrize("kind", ["CronJob", "cronjob", "cronjobs", "CronJob.batch", "cj"])
+async def test_kind_accepts_what_the_cli_accepts(client: httpx.AsyncClient, kind: str) -> None:
+    assert await names(client, kind=kind) == ["team-a/nightly", "team-a/paused", "team-b/hourly"]
+
+
+async def test_repeated_and_comma_separated_values_mean_any_of(client: httpx.AsyncClient) -> None:
+    # the bare pods: runner Running (Ready), done Completed (Succeeded)
+    assert await names(client, phase=["Running", "Completed"]) == ["team-a/runner", "team-b/done"]
+    assert await names(client, phase="Running,Completed") == ["team-a/runner", "team-b/done"]
+    assert await names(client, kind=["Pod", "CronJob.batch"], namespace="team-b") == ["team-b/hourly", "team-b/done"]
+    assert await names(client, namespace=["team-a", "team-b"], kind="Pod") == ["team-a/runner", "team-b/done"]
+
+
+async def test_label_selector_on_the_cluster_wide_list(client: httpx.AsyncClient) -> None:
+    assert await names(client, labelSelector="tier=batch") == ["team-a/nightly", "team-a/paused"]
+    assert await names(client, labelSelector="tier in (web),tier!=batch") == ["team-b/hourly"]
+    assert await names(client, labelSelector="!tier", kind="Pod") == ["team-a/runner", "team-b/done"]
+    assert await names(client, "/api/v1/namespaces/team-a/workloads", labelSelector="app") == ["team-a/runner"]
+
+
+@pytest.mark.parametrize(("path", "params", "message"), [
+    ("/api/v1/workloads", {"phse": "Running"}, "unknown query parameter 'phse'; this endpoint accepts: cluster, "
+                                               "continue, definition, group, kind, labelSelector, limit, namespace, "
+                                               "phase, view"),
+    ("/api/v1/namespaces/team-a/workloads", {"namespace": "team-b"}, "unknown query parameter 'namespace'"),
+    ("/api/v1/definitions", {"kind": "x"}, "unknown query parameter 'kind'; this endpoint accepts: none"),
+    ("/api/v1/workload-types", {"external": "1"}, "unknown query parameter 'external'; this endpoint accepts: "
+                                                  "externalTypesOnly"),
+    ("/api/v1/workloads", {"kind": "NoSuchKind"}, "kind 'NoSuchKind' names no definition in force"),
+    ("/api/v1/workloads", {"phase": ["Running", "Sleeping"]}, "phase must be one of"),
+    ("/api/v1/workloads", {"labelSelector": "a b=c"}, "labelSelector: invalid requirement 'a b=c'"),
+])
+async def test_bad_parameters_are_refused_naming_them(client: httpx.AsyncClient, path: str, params: dict[str, Any],
+                                                      message: str) -> None:
+    response = await client.get(path, params=params)
+    assert response.status_code == 400 and response.json()["error"] == "bad_request", response.text
+    assert response.json()["message"].startswith(message), response.json()["message"]
