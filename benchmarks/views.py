@@ -41,9 +41,9 @@ from workload_map.config import ResolverSettings, Settings
 from workload_map.definitions import load_definition
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.resolution import resolve
-from workload_map.service import WorkloadService
-from workload_map.service.pool import BlockingResolver, definition_key
-from workload_map.service.worker import Job
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.pool import BlockingResolver, definition_key
+from workload_map.materialization.worker import Job
 
 GPU_SUMMARY = '{ gpuSummary(groupBy: NAMESPACE) { key workloads gpu { allocated } } }'
 PHASED = 500

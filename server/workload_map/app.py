@@ -68,12 +68,12 @@ from workload_map.kube.clusters import ClusterTarget, cluster_targets
 from workload_map.kube.reader import Reader
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.gvk import KARTA_GVK
-from workload_map.service import WorkloadService
-from workload_map.service.feed import ChangeFeed
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.feed import ChangeFeed
 from workload_map.service.fleet import Fleet
-from workload_map.service.pool import usable_cores
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DefinitionStore, DirectoryStore
+from workload_map.materialization.pool import usable_cores
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DefinitionStore, DirectoryStore
 
 log = logging.getLogger(__name__)
 

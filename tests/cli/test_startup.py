@@ -22,7 +22,7 @@ from workload_map.config import REPO_ROOT, default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.errors import DefinitionError
 from workload_map.gvk import GVK
-from workload_map.service.pool import BlockingResolver
+from workload_map.materialization.pool import BlockingResolver
 from tests.service.support import LOOP_PATH, demo, demo_definition
 
 JOBSET_FILE = REPO_ROOT / "tests" / "fixtures" / "objects" / "jobset-x-k8s-io-jobset-v1alpha2" / "running.yaml"
@@ -109,8 +109,8 @@ def test_the_offline_resolver_forks_and_ends_a_loop_at_the_servers_budget_with_i
     definition = demo_definition()
     resolver = BlockingResolver(1, 1.0)
     try:
-        from workload_map.service.pool import definition_key
-        from workload_map.service.worker import Job
+        from workload_map.materialization.pool import definition_key
+        from workload_map.materialization.worker import Job
 
         key = definition_key(definition)
         started = time.monotonic()

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from workload_map.definitions import Phase
-from workload_map.service import worker as worker_module
-from workload_map.service.pool import Outcome, ResolverPool, definition_key
-from workload_map.service.worker import Job, run_job
+from workload_map.materialization import worker as worker_module
+from workload_map.materialization.pool import Outcome, ResolverPool, definition_key
+from workload_map.materialization.worker import Job, run_job
 from tests.service.support import LOOP_PATH, SLOW_PATH, demo, demo_definition, slow_demo
 
 

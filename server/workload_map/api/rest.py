@@ -22,7 +22,7 @@ from workload_map.auth.scope import Allow, hide_pod_details, list_scope, pod_nam
 from workload_map.definitions.phases import Phase
 from workload_map.errors import InvalidRequest, WorkloadNotFound
 from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from workload_map.service.pagination import paginate
 from workload_map.service.rows import phase_state, summary
 

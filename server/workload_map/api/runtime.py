@@ -21,12 +21,12 @@ from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from workload_map.service.actions import SnapshotWriter
 from workload_map.kube.freshness import Freshness, freshness
 from workload_map.service.fleet import combined, registrar_for
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DefinitionStore
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DefinitionStore
 
 
 @dataclass(eq=False)

@@ -25,7 +25,7 @@ from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
 from workload_map.kube.reader import Reader
 from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 Allow = Callable[[GVK, "str | None"], bool]
 """A visibility predicate over (root GVK, namespace); ``None`` namespace = cluster-scoped."""

@@ -19,8 +19,8 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import CacheNotReady
 from workload_map.service.fleet import registrar_for
 from workload_map.kube.reader import Reader
-from workload_map.service import WorkloadService
-from workload_map.service.registration import Registrar
+from workload_map.service.workloads import WorkloadService
+from workload_map.registration.registrar import Registrar
 
 T = TypeVar("T")
 

@@ -24,7 +24,7 @@ from workload_map.auth.writes import writing_as
 from workload_map.errors import Forbidden, InvalidDefinition, ServerError
 from workload_map.errors import Problem as ProblemValue
 from workload_map.kube.reviews import ReviewUnavailable
-from workload_map.service.registration import Registration, register_document
+from workload_map.registration.registrar import Registration, register_document
 
 AUTH_ERRORS = (Forbidden, ReviewUnavailable)
 

@@ -26,11 +26,11 @@ from workload_map.gvk import GVK
 from workload_map.kube.freshness import FRESH, Freshness, freshness
 from workload_map.kube.reader import InformerStatus
 from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
-from workload_map.service.feed import ChangeFeed
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.feed import ChangeFeed
 from workload_map.service.pods import PodPlacement
-from workload_map.service.registration import Registrar
-from workload_map.service.views import GpuBucket
+from workload_map.registration.registrar import Registrar
+from workload_map.materialization.views import GpuBucket
 
 
 def _add(into: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:

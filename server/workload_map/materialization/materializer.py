@@ -22,7 +22,7 @@ generated from templates are owned by their pod and need nothing extra.
 Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
 (``workload_map.kube.memory``): the free memory of the initial lists and resolutions goes back.
 Views are compacted as they arrive, in the pool's dispatcher thread
-(``workload_map.service.viewcompact``).
+(``workload_map.materialization.compaction``).
 
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
@@ -48,14 +48,14 @@ from workload_map.kube.reader import ChangeEvent
 from workload_map.owners import owner_chain
 from workload_map.resolution.dra import RESOURCE_CLAIM
 from workload_map.resolution.resolver import failed_view
-from workload_map.service.claims import ClaimDependents
-from workload_map.service.pool import Outcome, ResolverPool, definition_key
-from workload_map.service.scheduler import DirtySet
-from workload_map.service.viewcompact import compact_view
-from workload_map.service.worker import Job
+from workload_map.materialization.claims import ClaimDependents
+from workload_map.materialization.pool import Outcome, ResolverPool, definition_key
+from workload_map.materialization.scheduler import DirtySet
+from workload_map.materialization.compaction import compact_view
+from workload_map.materialization.worker import Job
 
 if TYPE_CHECKING:
-    from workload_map.service import WorkloadService
+    from workload_map.service.workloads import WorkloadService
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ one-definition-per-GVK rule, runs a trial evaluation in a child process
 :class:`~workload_map.definitions.registry.DefinitionRegistry` and asks for its kinds to be
 watched. Any failure before the registry update leaves the previous definition in force.
 Definitions that arrive without this path (stored files, Karta objects) are handled by
-its base, :class:`~workload_map.service.following.DefinitionIntake`.
+its base, :class:`~workload_map.registration.following.DefinitionIntake`.
 
 :func:`register_document` is the front doors' entry point: the guards of
-``workload_map.service.guards`` around :meth:`Registrar.register`.
+``workload_map.registration.guards`` around :meth:`Registrar.register`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition, Problem
 from workload_map.gvk import GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
-from workload_map.service.following import REGISTERED_AT, DefinitionIntake
-from workload_map.service.guards import check_expansion, unreadable_as_invalid
-from workload_map.service.stores import DefinitionStore
+from workload_map.registration.following import REGISTERED_AT, DefinitionIntake
+from workload_map.registration.guards import check_expansion, unreadable_as_invalid
+from workload_map.registration.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
 

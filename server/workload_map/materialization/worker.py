@@ -1,6 +1,6 @@
 """The resolver worker process: receives batches of jobs, resolves each, replies per job.
 
-Runs in a child process started by ``workload_map.service.pool`` (``forkserver`` preloads this
+Runs in a child process started by ``workload_map.materialization.pool`` (``forkserver`` preloads this
 module, so a replacement worker starts in milliseconds with jq and the resolver already
 imported). The only importer of the resolver on the serving path: the server process
 never runs jq for a request.

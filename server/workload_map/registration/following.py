@@ -8,7 +8,7 @@ in force, the store (whose ``origin`` tags entries), the trial evaluation (a chi
 process, ``workload_map.jq.trial``) and the list of skipped definitions. A valid arrival is
 registered (origin ``cluster`` for a Karta, the store's origin for stored files); an
 invalid one is skipped and reported (never raised); a deleted Karta is removed.
-``workload_map.service.registration.Registrar`` adds the write path on top.
+``workload_map.registration.registrar.Registrar`` adds the write path on top.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from workload_map.gvk import GVK, KARTA_GVK, POD_GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
 from workload_map.kube.reader import ChangeEvent, Reader
 from workload_map.resolution.dra import DRA_KINDS
-from workload_map.service.stores import DefinitionStore
+from workload_map.registration.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
 
