@@ -38,7 +38,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.registry import Entry
@@ -53,9 +53,7 @@ from workload_map.materialization.pool import Outcome, ResolverPool, definition_
 from workload_map.materialization.scheduler import DirtySet
 from workload_map.materialization.compaction import compact_view
 from workload_map.materialization.worker import Job
-
-if TYPE_CHECKING:
-    from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.workset import WorkloadSet
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +63,17 @@ RESCAN_YIELD_EVERY = 1_000
 
 
 class Materializer:
-    """Runs the resolver loop of one ``WorkloadService`` (see module docstring).
+    """Runs the resolver loop of one workload set (see module docstring).
 
     Args:
-        service: the service whose store it fills.
+        service: the workload set whose store it fills (shared with the read service).
         workers: worker processes.
         timeout_s: budget of one resolution, seconds.
         quarantine_after: timeouts of one definition (per registry generation) that
             quarantine it.
     """
 
-    def __init__(self, service: WorkloadService, *, workers: int, timeout_s: float, quarantine_after: int) -> None:
+    def __init__(self, service: WorkloadSet, *, workers: int, timeout_s: float, quarantine_after: int) -> None:
         self.service = service
         self.dirty = DirtySet()
         self.timeout_s = timeout_s

@@ -14,32 +14,30 @@ never run jq. Two ways the store is filled:
   (one shared worker process, ``BlockingResolver``), resolving only workloads whose
   cache version or definition changed.
 
-Top-level rule: an object is a workload only when no object up its controller chain is
-itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not workloads
-of their own), as upstream ``kli get --all-types`` does.
+Which objects are workloads (the top-level rule), what one resolution reads and the writes
+to the store live in the :class:`~workload_map.materialization.workset.WorkloadSet` this
+service shares with its materializer.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
-from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import WorkloadNotFound
 from workload_map.gvk import GVK
 from workload_map.kube.reader import Reader
-from workload_map import owners
-from workload_map.resolution.dra import claim_inputs
-from workload_map.resolution.nesting import nested_definitions
+from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
+from workload_map.materialization.materializer import Materializer
+from workload_map.materialization.pool import BlockingResolver, definition_key, usable_cores
+from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket
+from workload_map.materialization.worker import Job
+from workload_map.materialization.workset import WorkloadSet
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from workload_map.resolution.resolver import failed_view
-from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
-from workload_map.materialization.pool import BlockingResolver, definition_key, usable_cores
 from workload_map.service.pods import PodPlacement, pod_placement
-from workload_map.materialization.views import GROUP_BY, GpuBucket, ViewStore
-from workload_map.materialization.worker import Job
 
 __all__ = ["GROUP_BY", "ChangeFeed", "GpuBucket", "Subscriber", "ViewChange", "WorkloadService"]
 
@@ -78,29 +76,22 @@ class WorkloadService:
     def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy = DEFAULT_GPU_POLICY,
                  workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3,
                  cluster: str = "", feed: ChangeFeed | None = None) -> None:
-        self.registry, self.reader, self.policy, self.cluster = registry, reader, policy, cluster
+        self.workset = WorkloadSet(registry, reader, policy=policy, cluster=cluster, feed=feed)
+        self.registry, self.reader, self.policy = registry, reader, policy
         self.workers = workers or usable_cores()
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
-        self.store = ViewStore()
-        self.feed = feed if feed is not None else ChangeFeed()
-        self.resolutions = 0
-        self.quarantined: dict[tuple[str, int], str] = {}
-        #: Called after every resolution with the view and its seconds (metrics).
-        self.on_resolved: Callable[[WorkloadView, float], None] | None = None
-        self.materializer: Any = None
+        self.store, self.feed, self.quarantined = self.workset.store, self.workset.feed, self.workset.quarantined
+        self.materializer: Materializer | None = None
         self._stamps: dict[str, tuple[int, int, str]] = {}
         self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
         self._summaries: dict[str, tuple[int, list[GpuBucket]]] = {}
-        self._covered: tuple[int, set[tuple[str, str]]] = (-1, set())
 
     # lifecycle
 
     async def start(self) -> None:
         """Start background materialization (worker processes + resolver task)."""
-        from workload_map.materialization.materializer import Materializer
-
         if self.materializer is None:
-            self.materializer = Materializer(self, workers=self.workers, timeout_s=self.timeout_s,
+            self.materializer = Materializer(self.workset, workers=self.workers, timeout_s=self.timeout_s,
                                              quarantine_after=self.quarantine_after)
             self.materializer.start()
 
@@ -122,91 +113,58 @@ class WorkloadService:
         """Wait until no workload is dirty or being resolved (True at once when not started)."""
         return True if self.materializer is None else bool(await self.materializer.settled(timeout))
 
-    # the inputs of one resolution: the only place they are gathered
+    # the shared workload set (``workload_map.materialization.workset``)
 
-    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
-        """Keyword arguments of ``workload_map.resolution.resolve`` (besides the definition) for ``obj``."""
-        uid = str(obj.get("metadata", {}).get("uid", ""))
-        related = self.reader.descendants(uid) if uid else []
-        pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
-        objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
-        dra = claim_inputs(self.reader, obj.get("metadata", {}).get("namespace"))
-        if dra["claims"]:
-            named = _claim_names(pods)
-            dra["claims"] = [c for c in dra["claims"] if c.get("metadata", {}).get("name") in named]
-        nested = nested_definitions(entry.definition, objects, self._definition_of)
-        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy,
-                **dra, **({"nested": nested} if nested else {})}
+    @property
+    def cluster(self) -> str:
+        """The cluster name stamped on every stored view ("" offline)."""
+        return self.workset.cluster
 
-    def _definition_of(self, obj: Mapping[str, Any]) -> Definition | None:
-        entry = self.entry_for(obj)
-        return entry.definition if entry is not None else None
+    @cluster.setter
+    def cluster(self, value: str) -> None:
+        self.workset.cluster = value
 
-    # top-level set
+    @property
+    def on_resolved(self) -> Callable[[WorkloadView, float], None] | None:
+        """Called after every resolution with the view and its seconds (metrics)."""
+        return self.workset.on_resolved
+
+    @on_resolved.setter
+    def on_resolved(self, hook: Callable[[WorkloadView, float], None] | None) -> None:
+        self.workset.on_resolved = hook
+
+    @property
+    def resolutions(self) -> int:
+        """Views resolved and stored so far."""
+        return self.workset.resolutions
 
     def covered_group_kinds(self) -> set[tuple[str, str]]:
         """(group, kind) of every definition in force (cached per registry generation)."""
-        if self._covered[0] != self.registry.generation:
-            self._covered = (self.registry.generation, {g.group_kind for g in self.registry.root_gvks()})
-        return self._covered[1]
+        return self.workset.covered_group_kinds()
 
     def entry_for(self, obj: Mapping[str, Any]) -> Entry | None:
         """The definition in force for ``obj``'s GVK, or None (also for a malformed object)."""
-        try:
-            return self.registry.lookup(GVK.of(obj))
-        except ValueError:
-            return None
+        return self.workset.entry_for(obj)
 
     def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK] | None = None) -> bool:
-        """True when no controller ancestor of ``obj`` is a covered kind.
+        """True when no controller ancestor of ``obj`` is a covered kind (``WorkloadSet.is_top_level``)."""
+        return self.workset.is_top_level(obj, covered)
 
-        ``covered`` defaults to the definitions in force (cached per registry generation).
-        The walk is the one owner-chain walk (``workload_map.owners.owner_chain``): same-namespace
-        owners only, depth ``MAX_OWNER_DEPTH``, an ownerReference cycle listed once.
-        """
-        kinds = self.covered_group_kinds() if covered is None else {g.group_kind for g in covered}
-
-        def is_covered(owner: Mapping[str, Any]) -> bool:
-            try:
-                return GVK.of(owner).group_kind in kinds
-            except ValueError:
-                return False
-
-        return owners.is_top_level(obj, self.reader.by_uid, is_covered)
-
-    def iter_roots(self) -> Iterator[tuple[Entry, Mapping[str, Any]]]:
-        """Every object of a covered GVK with the entry in force for it."""
-        for entry in list(self.registry.entries()):
-            for obj in self.reader.list(entry.gvk):
-                yield entry, obj
-
-    # writes to the store (the materializer and the synchronous refresh)
-
-    def record(self, entry: Entry, view: WorkloadView, seconds: float) -> None:
-        """Stamp ``view`` with this service's cluster, store it and publish the change."""
-        if self.cluster:
-            view.cluster = self.cluster
-        previous = self.store.put(entry, view)
-        self.resolutions += 1
-        if self.on_resolved is not None:
-            self.on_resolved(view, seconds)
-        self.feed.publish(ViewChange("added" if previous is None else "modified", view.uid, view.namespace,
-                                     view.kind, view.name, previous.view if previous else None, view))
+    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
+        """Keyword arguments of ``workload_map.resolution.resolve`` (besides the definition) for ``obj``."""
+        return self.workset.inputs(obj, entry)
 
     def forget(self, uid: str) -> None:
         """Drop the view of ``uid`` (gone or no longer top-level) and publish the removal."""
-        previous = self.store.remove(uid)
         self._stamps.pop(uid, None)
-        if previous is not None:
-            v = previous.view
-            self.feed.publish(ViewChange("removed", uid, v.namespace, v.kind, v.name, v, None))
+        self.workset.forget(uid)
 
     def _refresh(self) -> None:
         """Not started: bring the store up to date synchronously (see module docstring)."""
         if self.materializer is not None:
             return
         found: dict[str, tuple[Entry, Mapping[str, Any]]] = {}
-        for entry, obj in self.iter_roots():
+        for entry, obj in self.workset.iter_roots():
             uid = str(obj.get("metadata", {}).get("uid", ""))
             if uid and self.is_top_level(obj):
                 found[uid] = (entry, obj)
@@ -223,7 +181,7 @@ class WorkloadService:
             entry, obj = found[outcome.uid]
             view = outcome.view or failed_view(entry.definition, obj, outcome.error or "resolution failed",
                                                origin=entry.origin, policy=self.policy)
-            self.record(entry, view, outcome.seconds)
+            self.workset.record(entry, view, outcome.seconds)
 
     # reads
 
@@ -330,27 +288,8 @@ class WorkloadService:
             if hit is None or hit[0] != self.store.generation:
                 hit = self._summaries[group_by] = self.store.summary(group_by)
             return hit[1]
-        from workload_map.materialization.views import Aggregates
-
         subset = Aggregates()
         for view in views:
             subset.apply(view, 1)
         return subset.summary(group_by)
 
-
-def _claim_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Names of the ResourceClaims ``pods`` use.
-
-    Shared ones are named in ``spec.resourceClaims``, per-pod ones generated from templates in
-    ``status.resourceClaimStatuses``; only those cross the process boundary
-    (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
-    """
-    names: set[str] = set()
-    for pod in pods:
-        for ref in (pod.get("spec") or {}).get("resourceClaims") or ():
-            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
-                names.add(str(ref["resourceClaimName"]))
-        for ref in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
-            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
-                names.add(str(ref["resourceClaimName"]))
-    return names
