@@ -110,11 +110,11 @@ def test_the_offline_resolver_forks_and_ends_a_loop_at_the_servers_budget_with_i
     resolver = BlockingResolver(1, 1.0)
     try:
         from workload_map.materialization.pool import definition_key
-        from workload_map.materialization.worker import Job
+        from workload_map.materialization.worker import Inputs, Job
 
         key = definition_key(definition)
         started = time.monotonic()
-        outcomes = {o.uid: o for o in resolver.resolve([(Job(o["metadata"]["uid"], key, {"root": o}), definition)
+        outcomes = {o.uid: o for o in resolver.resolve([(Job(o["metadata"]["uid"], key, Inputs(o)), definition)
                                                         for o in (demo("a", loop=True), demo("b"))])}
         took = time.monotonic() - started
         assert resolver._pool._ctx.get_start_method() == "fork"  # no fork server to start

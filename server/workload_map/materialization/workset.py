@@ -23,6 +23,7 @@ from workload_map.gvk import GVK
 from workload_map.kube.reader import Reader
 from workload_map.materialization.feed import ChangeFeed, ViewChange
 from workload_map.materialization.views import ViewStore
+from workload_map.materialization.worker import Inputs
 from workload_map.resolution import GpuPolicy, WorkloadView
 from workload_map.resolution.dra import claim_inputs
 from workload_map.resolution.nesting import nested_definitions
@@ -92,19 +93,19 @@ class WorkloadSet:
 
     # the inputs of one resolution: the only place they are gathered
 
-    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
-        """Keyword arguments of ``workload_map.resolution.resolve`` (besides the definition) for ``obj``."""
+    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> Inputs:
+        """What resolving ``obj`` under ``entry`` reads (the resolver's arguments besides the definition)."""
         uid = str(obj.get("metadata", {}).get("uid", ""))
         related = self.reader.descendants(uid) if uid else []
         pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
         dra = claim_inputs(self.reader, obj.get("metadata", {}).get("namespace"))
-        if dra["claims"]:
+        claims = dra["claims"]
+        if claims:
             named = _claim_names(pods)
-            dra["claims"] = [c for c in dra["claims"] if c.get("metadata", {}).get("name") in named]
+            claims = [c for c in claims if c.get("metadata", {}).get("name") in named]
         nested = nested_definitions(entry.definition, objects, self._definition_of)
-        return {"root": obj, "objects": objects, "pods": pods, "origin": entry.origin, "policy": self.policy,
-                **dra, **({"nested": nested} if nested else {})}
+        return Inputs(obj, objects, pods, entry.origin, self.policy, claims, dra["claim_templates"], nested or None)
 
     def _definition_of(self, obj: Mapping[str, Any]) -> Definition | None:
         entry = self.entry_for(obj)

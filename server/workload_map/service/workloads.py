@@ -33,7 +33,7 @@ from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
 from workload_map.materialization.pool import BlockingResolver, definition_key, usable_cores
 from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket
-from workload_map.materialization.worker import Job
+from workload_map.materialization.worker import Inputs, Job
 from workload_map.materialization.workset import WorkloadSet
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from workload_map.resolution.resolver import failed_view
@@ -150,8 +150,8 @@ class WorkloadService:
         """True when no controller ancestor of ``obj`` is a covered kind (``WorkloadSet.is_top_level``)."""
         return self.workset.is_top_level(obj, covered)
 
-    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
-        """Keyword arguments of ``workload_map.resolution.resolve`` (besides the definition) for ``obj``."""
+    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> Inputs:
+        """What resolving ``obj`` under ``entry`` reads (``WorkloadSet.inputs``)."""
         return self.workset.inputs(obj, entry)
 
     def forget(self, uid: str) -> None:
