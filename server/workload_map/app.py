@@ -149,8 +149,10 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
     if reader is not None:
         if runtime.access is None:
             raise ValueError("auth mode kubernetes over a given reader needs an access policy")
-        watch = getattr(reader, "watch", None)
-        runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch if callable(watch) else None)
+        from workload_map.kube.cache import InformerCache  # kubernetes_asyncio only once there is a cache
+
+        watch = reader.watch if isinstance(reader, InformerCache) else None  # a snapshot watches nothing
+        runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch)
         runtime.source, runtime.cluster = "reader", settings.kube.cluster_name or "local"
     warn_if_exposed(settings)
     graphiql = GraphiQLPage(graphql_ide_page(), settings.graphiql_assets_dir) if settings.graphiql else None
@@ -365,7 +367,7 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
     assert service is not None and runtime.registrar is not None and runtime.reader is not None
     if not runtime.followers:
         runtime.followers = [(runtime.registrar, runtime.reader)]
-        if not getattr(service, "cluster", True):
+        if isinstance(service, WorkloadService) and not service.cluster:  # one cluster: named after the runtime's
             service.cluster = runtime.cluster
     follows = []
     for registrar, reader in runtime.followers:

@@ -133,8 +133,7 @@ def offline_service(registry: DefinitionRegistry, reader: Reader, *, cluster: st
     """
     from workload_map.service.workloads import WorkloadService
 
-    states = getattr(reader, "states", None)  # snapshot and informer cache: the kinds held or watched
-    registry.catalog.check(None if states is None else {gvk.group_kind for gvk in states()})
+    registry.catalog.check({gvk.group_kind for gvk in reader.states()})  # the kinds held or watched
     return WorkloadService(registry, reader, cluster=cluster)
 
 

@@ -102,17 +102,13 @@ class Materializer:
     def start(self) -> None:
         """Start the workers, hook the reader and registry, and run the loop task."""
         self._pool.start()
-        add = getattr(self.service.reader, "add_listener", None)
-        if callable(add):
-            add(self._on_event)
+        self.service.reader.add_listener(self._on_event)
         self.service.registry.add_listener(self._on_definitions)
         self._task = self._loop.create_task(self._run(), name="wmap-materializer")
 
     async def stop(self) -> None:
         """Cancel the loop, unhook, and end the worker processes."""
-        remove = getattr(self.service.reader, "remove_listener", None)
-        if callable(remove):
-            remove(self._on_event)
+        self.service.reader.remove_listener(self._on_event)
         self.service.registry.remove_listener(self._on_definitions)
         if self._task is not None:
             self._task.cancel()

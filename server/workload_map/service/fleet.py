@@ -21,11 +21,14 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import InvalidRequest, WorkloadNotFound
 from workload_map.gvk import GVK
 from workload_map.kube.freshness import FRESH, Freshness, freshness
-from workload_map.kube.reader import InformerStatus
-from workload_map.resolution import WorkloadView
+from workload_map.kube.reader import InformerStatus, Reader
+from workload_map.materialization.materializer import Materializer
+from workload_map.resolution import GpuPolicy, WorkloadView
+from workload_map.service.reads import Allow, WorkloadReads
 from workload_map.service.workloads import WorkloadService
 from workload_map.materialization.feed import ChangeFeed
 from workload_map.service.pods import PodPlacement
@@ -80,10 +83,9 @@ def combined(states: Mapping[str, Mapping[GVK, InformerStatus]]) -> Freshness:
         last_success=None if None in contacts else min(c for c in contacts if c is not None))
 
 
-def _failing(reader: Any) -> bool:
+def _failing(reader: Reader) -> bool:
     """True when an informer that has not synced yet reports an error (cluster unreachable)."""
-    states = getattr(reader, "states", None)
-    return callable(states) and any(s.last_error and not s.is_settled for s in states().values())
+    return any(s.last_error and not s.is_settled for s in reader.states().values())
 
 
 def fleet_order(view: WorkloadView) -> tuple[str, str, str, str, str]:
@@ -91,7 +93,7 @@ def fleet_order(view: WorkloadView) -> tuple[str, str, str, str, str]:
     return (view.namespace or "", view.kind, view.group, view.name, view.cluster)
 
 
-class Fleet:
+class Fleet(WorkloadReads):
     """The workloads of several clusters (see module docstring).
 
     Args:
@@ -111,7 +113,7 @@ class Fleet:
                 raise ValueError(f"the service of cluster {name!r} stamps views with {service.cluster!r}")
         self.members = dict(members)
         self.primary = next(iter(self.members.values()))
-        self.feed = feed
+        self._feed = feed
         self.writers: dict[str, Any] = {}
         """Cluster name -> the workload writer of that cluster (set by ``workload_map.app``)."""
         self._lists: dict[tuple[Any, ...], list[WorkloadView]] = {}
@@ -119,22 +121,27 @@ class Fleet:
     # what the front doors read besides the views
 
     @property
-    def registry(self) -> Any:
+    def registry(self) -> DefinitionRegistry:
         """The first cluster's definitions (the catalog and its Karta objects)."""
         return self.primary.registry
 
     @property
-    def policy(self) -> Any:
+    def policy(self) -> GpuPolicy:
         """The GPU policy (the same for every cluster)."""
         return self.primary.policy
 
     @property
-    def reader(self) -> Any:
+    def reader(self) -> Reader:
         """The first cluster's reader (per-cluster readers: ``members[name].reader``)."""
         return self.primary.reader
 
     @property
-    def materializer(self) -> Any:
+    def feed(self) -> ChangeFeed:
+        """The change feed every member publishes on."""
+        return self._feed
+
+    @property
+    def materializer(self) -> Materializer | None:
         """The first cluster's materializer (for the pool metrics)."""
         return self.primary.materializer
 
@@ -153,21 +160,21 @@ class Fleet:
         for service in self.members.values():
             service.on_resolved = hook
 
+    def serves(self, cluster: str | None) -> bool:
+        """True for None (every cluster) and for the name of a member."""
+        return cluster is None or cluster in self.members
+
+    def readers(self) -> dict[str, Reader]:
+        """Cluster name -> its reader, in command-line order."""
+        return {name: service.reader for name, service in self.members.items()}
+
+    def freshness(self) -> Freshness:
+        """Every cluster's freshness together (:func:`combined`: stale when any is)."""
+        return combined({name: reader.states() for name, reader in self.readers().items()})
+
     def freshness_by_cluster(self) -> dict[str, Freshness]:
         """Cluster name -> how current its cache is (``workload_map.kube.freshness``)."""
-        out: dict[str, Freshness] = {}
-        for name, service in self.members.items():
-            states = getattr(service.reader, "states", None)
-            out[name] = freshness(states()) if callable(states) else FRESH
-        return out
-
-    def states_by_cluster(self) -> dict[str, dict[GVK, InformerStatus]]:
-        """Cluster name -> informer statuses of its reader."""
-        out: dict[str, dict[GVK, InformerStatus]] = {}
-        for name, service in self.members.items():
-            states = getattr(service.reader, "states", None)
-            out[name] = dict(states()) if callable(states) else {}
-        return out
+        return {name: service.freshness() for name, service in self.members.items()}
 
     def member(self, cluster: str | None) -> WorkloadService:
         """The service of ``cluster`` (None: the first cluster).
@@ -234,13 +241,26 @@ class Fleet:
 
     # reads
 
-    def workloads(self, *, cluster: str | None = None, **filters: Any) -> list[WorkloadView]:
-        """Every cluster's (or one cluster's) workloads matching ``filters``, in :func:`fleet_order`.
+    def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
+                  phase: str | None = None, definition: str | None = None,
+                  namespaces: Iterable[str] | None = None, allow: Allow | None = None,
+                  cluster: str | None = None) -> list[WorkloadView]:
+        """Every cluster's (or one cluster's) workloads matching the filters, in :func:`fleet_order`.
+
+        The filters are those of :meth:`WorkloadService.workloads`, applied in each member.
 
         Args:
+            namespace: only this namespace.
+            kind: Kind, case-insensitive.
+            group: API group ("" for core).
+            phase: a matched phase of the workload.
+            definition: definition name.
+            namespaces: visibility filter by namespace; None = all.
+            allow: visibility filter by root GVK and namespace; None = all.
             cluster: only this cluster (an unknown name gives ``[]``, as any other filter).
-            **filters: the keyword filters of :meth:`WorkloadService.workloads`.
         """
+        filters: dict[str, Any] = {"namespace": namespace, "kind": kind, "group": group, "phase": phase,
+                                   "definition": definition, "namespaces": namespaces, "allow": allow}
         parts = [s.workloads(**filters) for s in self._chosen(cluster)]
         cacheable = filters.get("allow") is None and filters.get("namespaces") is None
         key = (cluster, tuple(sorted((k, v) for k, v in filters.items() if v is not None)),

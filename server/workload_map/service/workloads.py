@@ -28,16 +28,18 @@ from typing import Any, Callable, Iterable, Mapping
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import WorkloadNotFound
 from workload_map.gvk import GVK
+from workload_map.kube.freshness import Freshness, freshness
 from workload_map.kube.reader import Reader
 from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
 from workload_map.materialization.pool import BlockingResolver, definition_key, usable_cores
-from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket
+from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket, ViewStore
 from workload_map.materialization.worker import Inputs, Job
 from workload_map.materialization.workset import WorkloadSet
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from workload_map.resolution.resolver import failed_view
 from workload_map.service.pods import PodPlacement, pod_placement
+from workload_map.service.reads import WorkloadReads
 
 __all__ = ["GROUP_BY", "ChangeFeed", "GpuBucket", "Subscriber", "ViewChange", "WorkloadService"]
 
@@ -56,8 +58,8 @@ def _blocking(timeout_s: float) -> BlockingResolver:
     return resolver
 
 
-class WorkloadService:
-    """Materialized views of the workloads of a :class:`~workload_map.kube.reader.Reader`.
+class WorkloadService(WorkloadReads):
+    """Materialized views of the workloads of a :class:`~workload_map.kube.reader.Reader` (one cluster).
 
     Args:
         registry: definitions in force.
@@ -77,11 +79,9 @@ class WorkloadService:
                  workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3,
                  cluster: str = "", feed: ChangeFeed | None = None) -> None:
         self.workset = WorkloadSet(registry, reader, policy=policy, cluster=cluster, feed=feed)
-        self.registry, self.reader, self.policy = registry, reader, policy
         self.workers = workers or usable_cores()
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
-        self.store, self.feed, self.quarantined = self.workset.store, self.workset.feed, self.workset.quarantined
-        self.materializer: Materializer | None = None
+        self._materializer: Materializer | None = None
         self._stamps: dict[str, tuple[int, int, str]] = {}
         self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
         self._summaries: dict[str, tuple[int, list[GpuBucket]]] = {}
@@ -90,10 +90,10 @@ class WorkloadService:
 
     async def start(self) -> None:
         """Start background materialization (worker processes + resolver task)."""
-        if self.materializer is None:
-            self.materializer = Materializer(self.workset, workers=self.workers, timeout_s=self.timeout_s,
-                                             quarantine_after=self.quarantine_after)
-            self.materializer.start()
+        if self._materializer is None:
+            self._materializer = Materializer(self.workset, workers=self.workers, timeout_s=self.timeout_s,
+                                              quarantine_after=self.quarantine_after)
+            self._materializer.start()
 
     async def stop(self) -> None:
         """Stop materialization and end the worker processes."""
@@ -113,7 +113,46 @@ class WorkloadService:
         """Wait until no workload is dirty or being resolved (True at once when not started)."""
         return True if self.materializer is None else bool(await self.materializer.settled(timeout))
 
+    def answering(self) -> bool:
+        """One cluster: the same as :meth:`is_ready`."""
+        return self.is_ready()
+
     # the shared workload set (``workload_map.materialization.workset``)
+
+    @property
+    def registry(self) -> DefinitionRegistry:
+        """The definitions in force."""
+        return self.workset.registry
+
+    @property
+    def reader(self) -> Reader:
+        """The cache reader (live informers or a snapshot)."""
+        return self.workset.reader
+
+    @property
+    def policy(self) -> GpuPolicy:
+        """The GPU resource names."""
+        return self.workset.policy
+
+    @property
+    def feed(self) -> ChangeFeed:
+        """The change feed views are published on."""
+        return self.workset.feed
+
+    @property
+    def store(self) -> ViewStore:
+        """The materialized views."""
+        return self.workset.store
+
+    @property
+    def quarantined(self) -> dict[tuple[str, int], str]:
+        """(definition name, registry generation) -> message, for quarantined definitions."""
+        return self.workset.quarantined
+
+    @property
+    def materializer(self) -> Materializer | None:
+        """The background materializer, None before :meth:`start`."""
+        return self._materializer
 
     @property
     def cluster(self) -> str:
@@ -267,6 +306,18 @@ class WorkloadService:
     def serves(self, cluster: str | None) -> bool:
         """True when a ``cluster`` filter keeps this service's workloads (None keeps every cluster)."""
         return cluster is None or not self.cluster or cluster == self.cluster
+
+    def readers(self) -> dict[str, Reader]:
+        """This cluster's name -> its reader (one entry)."""
+        return {self.cluster: self.reader}
+
+    def freshness(self) -> Freshness:
+        """How current the reader's data is (``workload_map.kube.freshness``)."""
+        return freshness(self.reader.states())
+
+    def freshness_by_cluster(self) -> dict[str, Freshness]:
+        """This cluster's name -> :meth:`freshness` (one entry)."""
+        return {self.cluster: self.freshness()}
 
     def gpu_summary(self, group_by: str, views: Iterable[WorkloadView] | None = None) -> list[GpuBucket]:
         """GPU totals grouped by NAMESPACE, KIND, NODE, PHASE or CLUSTER (sorted by key).
