@@ -9,10 +9,10 @@ never run jq. Two ways the store is filled:
   processes with a hard time budget, and publishes :class:`ViewChange` events on
   :attr:`feed`. Views may lag a change by the resolver's latency; ``await settled()``
   waits until nothing is pending.
-* **not started** (offline CLI, tests that build a service directly): each read brings
-  the store up to date synchronously first, through the same worker code and budget
-  (one shared worker process, ``BlockingResolver``), resolving only workloads whose
-  cache version or definition changed.
+* **not started** (offline CLI, tests that build a service directly): each read runs the
+  same materializer to completion first (``Materializer.run_to_completion``: one shared
+  forked worker, ``BlockingResolver``, the same budget, error views and quarantine),
+  resolving only the workloads changes marked since the last read.
 
 Which objects are workloads (the top-level rule), what one resolution reads and the writes
 to the store live in the :class:`~workload_map.materialization.workset.WorkloadSet` this
@@ -32,12 +32,11 @@ from workload_map.kube.freshness import Freshness, freshness
 from workload_map.kube.reader import Reader
 from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
-from workload_map.materialization.pool import BlockingResolver, definition_key, usable_cores
+from workload_map.materialization.pool import BlockingResolver, usable_cores
 from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket, ViewStore
-from workload_map.materialization.worker import Inputs, Job
+from workload_map.materialization.worker import Inputs
 from workload_map.materialization.workset import WorkloadSet
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
-from workload_map.resolution.resolver import failed_view
 from workload_map.service.pods import PodPlacement, pod_placement
 from workload_map.service.reads import WorkloadReads
 
@@ -82,7 +81,7 @@ class WorkloadService(WorkloadReads):
         self.workers = workers or usable_cores()
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
         self._materializer: Materializer | None = None
-        self._stamps: dict[str, tuple[int, int, str]] = {}
+        self._offline: Materializer | None = None
         self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
         self._summaries: dict[str, tuple[int, list[GpuBucket]]] = {}
 
@@ -91,6 +90,8 @@ class WorkloadService(WorkloadReads):
     async def start(self) -> None:
         """Start background materialization (worker processes + resolver task)."""
         if self._materializer is None:
+            if self._offline is not None:  # read before the start: the background one takes over
+                self._offline.unhook()
             self._materializer = Materializer(self.workset, workers=self.workers, timeout_s=self.timeout_s,
                                               quarantine_after=self.quarantine_after)
             self._materializer.start()
@@ -195,32 +196,16 @@ class WorkloadService(WorkloadReads):
 
     def forget(self, uid: str) -> None:
         """Drop the view of ``uid`` (gone or no longer top-level) and publish the removal."""
-        self._stamps.pop(uid, None)
         self.workset.forget(uid)
 
-    def _refresh(self) -> None:
-        """Not started: bring the store up to date synchronously (see module docstring)."""
-        if self.materializer is not None:
+    def _complete(self) -> None:
+        """Not started: run the offline materializer to completion (see module docstring)."""
+        if self._materializer is not None:
             return
-        found: dict[str, tuple[Entry, Mapping[str, Any]]] = {}
-        for entry, obj in self.workset.iter_roots():
-            uid = str(obj.get("metadata", {}).get("uid", ""))
-            if uid and self.is_top_level(obj):
-                found[uid] = (entry, obj)
-        for uid in [u for u in self.store.uids() if u not in found]:
-            self.forget(uid)
-        todo: list[tuple[Job, Any]] = []
-        for uid, (entry, obj) in found.items():
-            stamp = (self.reader.version(uid), self.registry.generation,
-                     str(obj.get("metadata", {}).get("resourceVersion", "")))
-            if self._stamps.get(uid) != stamp or uid not in self.store:
-                self._stamps[uid] = stamp
-                todo.append((Job(uid, definition_key(entry.definition), self.inputs(obj, entry)), entry.definition))
-        for outcome in _blocking(self.timeout_s).resolve(todo) if todo else []:
-            entry, obj = found[outcome.uid]
-            view = outcome.view or failed_view(entry.definition, obj, outcome.error or "resolution failed",
-                                               origin=entry.origin, policy=self.policy)
-            self.workset.record(entry, view, outcome.seconds)
+        if self._offline is None:
+            self._offline = Materializer(self.workset, workers=1, timeout_s=self.timeout_s,
+                                         quarantine_after=self.quarantine_after, resolver=_blocking(self.timeout_s))
+        self._offline.run_to_completion()
 
     # reads
 
@@ -244,7 +229,7 @@ class WorkloadService(WorkloadReads):
         """
         if not self.serves(cluster):
             return []
-        self._refresh()
+        self._complete()
         cacheable = allow is None and namespaces is None
         snapshot = self.store.snapshot()  # one consistent generation, also for readers in other threads
         key = (snapshot.generation, namespace, kind, group, phase, definition)
@@ -280,7 +265,7 @@ class WorkloadService(WorkloadReads):
             WorkloadNotFound: no definition for the kind, no such workload (yet), not allowed,
                 or ``cluster`` is given and is not this service's cluster.
         """
-        self._refresh()
+        self._complete()
         record = self.store.find(group, kind, namespace, name) if self.serves(cluster) else None
         if record is not None and (allow is None or allow(record.gvk, namespace or None)):
             return record.view
@@ -289,7 +274,7 @@ class WorkloadService(WorkloadReads):
 
     def view_of(self, uid: str) -> WorkloadView | None:
         """The materialized view of ``uid``, or None."""
-        self._refresh()
+        self._complete()
         record = self.store.get(uid)
         return record.view if record is not None else None
 
@@ -300,7 +285,7 @@ class WorkloadService(WorkloadReads):
         """
         if not self.serves(cluster):
             return None
-        self._refresh()
+        self._complete()
         return pod_placement(self.store, namespace, name)
 
     def serves(self, cluster: str | None) -> bool:
@@ -334,7 +319,7 @@ class WorkloadService(WorkloadReads):
         if views is not None and views is self._list_cache.get((self.store.generation, None, None, None, None, None)):
             views = None  # the unfiltered list: the aggregates are the same sums
         if views is None:
-            self._refresh()
+            self._complete()
             hit = self._summaries.get(group_by)
             if hit is None or hit[0] != self.store.generation:
                 hit = self._summaries[group_by] = self.store.summary(group_by)
