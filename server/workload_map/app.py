@@ -30,8 +30,8 @@ checks tokens and permissions (``workload_map.kube.reviews.KubeReviews`` behind 
 store writes through an ``ImpersonatingClient``. Middleware, outermost first: admission
 (requests per loop turn, health first), metrics,
 CORS (only with ``--cors-origin``), body limit and read timeout, cross-site refusal,
-load shedding of expensive requests, time budget, authentication, settle-after-definition-change,
-stale-data header.
+load shedding of expensive requests, time budget, authentication, stale-data header.
+Read-your-writes after a definition change is the registrar's (``Registrar.settle``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ from typing import Any, TypedDict, cast
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workload_map.api.auth import AuthMiddleware
 from workload_map.api.connections import GuardedH11Protocol, guarded_protocol
@@ -80,36 +79,6 @@ log = logging.getLogger(__name__)
 
 AUTH_MODES = ("none", "kubernetes")
 READER_SETTLE_S = 60.0
-WRITE_SETTLE_S = 10.0
-
-
-class SettleAfterDefinitionChange:
-    """Read-your-writes for definition changes, for every front door at once.
-
-    A request that changed the definition registry (REST or GraphQL registration,
-    unregistration) has its response held until the service has re-resolved the
-    workloads of the changed kinds (at most ``WRITE_SETTLE_S``), so the caller's next read
-    sees them. Other requests pass straight through.
-    """
-
-    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
-        self.app, self.runtime = app, runtime
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """ASGI entry: hold a changing request's response start until the service has settled."""
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-        generation = self.runtime.definitions_generation()
-
-        async def settle_then_send(message: Message) -> None:
-            service = self.runtime.service
-            if (message["type"] == "http.response.start" and service is not None
-                    and self.runtime.definitions_generation() != generation):
-                await service.settled(WRITE_SETTLE_S)
-            await send(message)
-
-        await self.app(scope, receive, settle_then_send)
 
 
 def _load_extra_definitions(registry: DefinitionRegistry, directory: Path) -> None:
@@ -173,7 +142,6 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
                                queue=settings.http.expensive_queue, wait_s=settings.http.expensive_wait_s),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
                     Middleware(AuthMiddleware, runtime=runtime),
-                    Middleware(SettleAfterDefinitionChange, runtime=runtime),
                     Middleware(StaleHeaderMiddleware, runtime=runtime)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=partial(_lifespan, runtime),

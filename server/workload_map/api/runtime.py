@@ -88,6 +88,8 @@ class Runtime:
         """Serve a ``workload_map.service.fleet.Fleet`` (several clusters); ``registrar`` is the first cluster's."""
         self.service = fleet
         self.registrar = registrar
+        for member in {id(r): r for r in (registrar, *self.registrars.values())}.values():
+            member.settle = fleet.settled  # read-your-writes over every cluster
         if self.metrics is not None:
             fleet.on_resolved = self.metrics.observe_resolution
 
@@ -125,6 +127,7 @@ class Runtime:
                                        timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after)
         kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
         self.registrar = Registrar(self.registry, store, watch=watch, **kwargs)
+        self.registrar.settle = self.service.settled  # read-your-writes
         if self.metrics is not None:
             self.service.on_resolved = self.metrics.observe_resolution
 

@@ -141,6 +141,28 @@ def check_definition(doc: Any, *, check_jq: bool = True) -> tuple[Definition | N
     return (definition if not problems else None), problems
 
 
+def definition_documents(text: str | bytes) -> list[Any]:
+    """The decoded documents of definition text (``load_documents`` after the size limit).
+
+    Raises:
+        InvalidRequest: more than ``MAX_DEFINITION_BYTES``, or text that does not decode.
+    """
+    if len(text) > MAX_DEFINITION_BYTES:
+        raise InvalidRequest(f"definition of {len(text)} bytes exceeds the limit of {MAX_DEFINITION_BYTES}")
+    return load_documents(text)
+
+
+def one_document(docs: list[Any]) -> Any:
+    """The only document of ``docs``.
+
+    Raises:
+        InvalidRequest: no document or more than one.
+    """
+    if len(docs) != 1:
+        raise InvalidRequest(f"expected exactly one definition document, got {len(docs)}")
+    return docs[0]
+
+
 def load_definition(doc: Any, *, check_jq: bool = True) -> Definition:
     """A validated :class:`Definition` from a decoded document or YAML/JSON text.
 
@@ -152,12 +174,7 @@ def load_definition(doc: Any, *, check_jq: bool = True) -> Definition:
         InvalidDefinition: every validation problem, each with its field path.
     """
     if isinstance(doc, (str, bytes)):
-        if len(doc) > MAX_DEFINITION_BYTES:
-            raise InvalidRequest(f"definition of {len(doc)} bytes exceeds the limit of {MAX_DEFINITION_BYTES}")
-        docs = load_documents(doc)
-        if len(docs) != 1:
-            raise InvalidRequest(f"expected exactly one definition document, got {len(docs)}")
-        doc = docs[0]
+        doc = one_document(definition_documents(doc))
     definition, problems = check_definition(doc, check_jq=check_jq)
     if definition is None:
         name = doc.get("metadata", {}).get("name", "") if isinstance(doc, dict) and isinstance(

@@ -11,8 +11,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
+from workload_map.definitions.load import definition_documents, one_document
 from workload_map.errors import InvalidDefinition, InvalidRequest, Problem
 
 log = logging.getLogger(__name__)
@@ -25,24 +24,33 @@ ENGINE_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, 
 """Exceptions the definition engine should never raise on a caller's document."""
 
 
-def check_expansion(doc: Any, *, limit: int = MAX_EXPANDED_VALUES) -> None:
-    """Refuse YAML text whose aliases expand beyond ``limit`` values ("billion laughs").
+def decode_checked(doc: Any, *, limit: int = MAX_EXPANDED_VALUES) -> Any:
+    """A caller's document decoded once: text is parsed here, a decoded document passes as is.
 
+    YAML text whose aliases expand beyond ``limit`` values is refused ("billion laughs"):
     PyYAML shares aliased nodes, but every later JSON encoding (API responses, the Karta
-    object) expands them, which would stall the event loop and exhaust memory.
+    object) expands them, which would stall the event loop and exhaust memory. Only text
+    with ``*`` (an alias) is counted.
 
-    Text without ``*`` (no alias) is not parsed here; decoded documents are not checked.
+    Raises:
+        InvalidRequest: text over the size limit or not decodable, an expansion beyond
+            ``limit`` values, or not exactly one document.
+    """
+    if not isinstance(doc, (str, bytes)):
+        return doc
+    documents = definition_documents(doc)
+    if isinstance(doc, str) and "*" in doc:
+        check_expansion(documents, limit=limit)
+    return one_document(documents)
+
+
+def check_expansion(documents: list[Any], *, limit: int = MAX_EXPANDED_VALUES) -> None:
+    """Refuse decoded ``documents`` holding more than ``limit`` values once aliases are expanded.
 
     Raises:
         InvalidRequest: the expansion exceeds ``limit`` values.
     """
-    if not isinstance(doc, str) or "*" not in doc:
-        return
-    try:
-        documents = list(yaml.safe_load_all(doc))
-    except (yaml.YAMLError, RecursionError):
-        return  # the registration reports the syntax error itself
-    seen, stack = 0, documents
+    seen, stack = 0, list(documents)
     while stack:
         value = stack.pop()
         seen += 1

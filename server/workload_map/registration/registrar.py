@@ -15,10 +15,11 @@ its base, :class:`~workload_map.registration.following.DefinitionIntake`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ from workload_map.errors import Conflict, DefinitionNotFound, InvalidDefinition,
 from workload_map.gvk import GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
 from workload_map.registration.following import REGISTERED_AT, DefinitionIntake
-from workload_map.registration.guards import check_expansion, unreadable_as_invalid
+from workload_map.registration.guards import decode_checked, unreadable_as_invalid
 from workload_map.registration.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/version", "run.ai/karta-version"),
               ("karta.run.ai/kind", "run.ai/karta-kind"))
 """Both upstream spellings of the GVK labels stamped on a stored definition (docs/definition-format.md section 1)."""
+
+WRITE_SETTLE_S = 10.0
+"""Longest a registration waits for the views of the changed kinds (read-your-writes), seconds."""
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 """A DNS subdomain name (Kubernetes "Object Names and IDs"), the rule for a Karta's name."""
@@ -77,12 +81,25 @@ class Registrar(DefinitionIntake):
         store: where registrations persist (its ``origin`` tags the entries).
         watch: called with every GVK a registered definition needs; e.g. ``InformerCache.watch``.
         trial_timeout: seconds for the trial evaluation of new expressions (0 disables).
+
+    Attributes:
+        settle: read-your-writes: after a registration or removal that changed the
+            definitions in force, awaited with ``WRITE_SETTLE_S`` before the call returns, so
+            the caller's next read sees the workloads of the changed kinds re-resolved
+            (the served views' ``settled``, attached by ``workload_map.api.runtime``); None:
+            return at once (the CLI).
     """
 
     def __init__(self, registry: DefinitionRegistry, store: DefinitionStore, *,
                  watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S) -> None:
         super().__init__(registry, store, watch=watch, trial_timeout=trial_timeout)
         self._lock = asyncio.Lock()
+        self.settle: Callable[[float], Awaitable[bool]] | None = None
+
+    async def _settled_since(self, generation: int) -> None:
+        """Read-your-writes: wait for the views when the definitions changed since ``generation``."""
+        if self.settle is not None and self.registry.generation != generation:
+            await self.settle(WRITE_SETTLE_S)
 
     async def check(self, doc: Any) -> Definition:
         """Validate ``doc`` (text or decoded) as a registration would, storing nothing.
@@ -123,6 +140,7 @@ class Registrar(DefinitionIntake):
         Raises:
             StoreError: the store could not be written (the previous definition stays).
         """
+        generation = self.registry.generation
         async with self._lock:
             definition = await self.check(doc)
             previous = next((e for e in self.registry.registered(self.store.origin) if e.key == definition.name), None)
@@ -130,11 +148,13 @@ class Registrar(DefinitionIntake):
                 return Registration(definition, None, previous is None, True)
             manifest = _stored_manifest(definition, previous)
             await self.store.save(definition.name, manifest)
-            entry = self._put(self.store.origin, definition.name, load_definition(manifest),
+            # the stored manifest only adds labels and the registration time: not parsed again
+            entry = self._put(self.store.origin, definition.name, dataclasses.replace(definition, manifest=manifest),
                               manifest["metadata"]["annotations"][REGISTERED_AT])
             log.info("registered definition %s for %s (origin %s)", definition.name, definition.gvk,
                      self.store.origin)
-            return Registration(entry.definition, entry, previous is None, False)
+        await self._settled_since(generation)
+        return Registration(entry.definition, entry, previous is None, False)
 
     async def unregister(self, key: str) -> Entry:
         """Remove the registered definition ``key`` from the store and the registry.
@@ -145,6 +165,7 @@ class Registrar(DefinitionIntake):
             DefinitionNotFound: no definition at all is named ``key``.
             StoreError: the store could not be written.
         """
+        generation = self.registry.generation
         async with self._lock:
             entry = next((e for e in self.registry.registered(self.store.origin) if e.key == key), None)
             if entry is None:
@@ -157,7 +178,8 @@ class Registrar(DefinitionIntake):
             self.registry.unregister(origin=self.store.origin, key=key)
             self.skipped.pop((self.store.origin, key), None)
             log.info("unregistered definition %s (origin %s)", key, self.store.origin)
-            return entry
+        await self._settled_since(generation)
+        return entry
 
     def entry_of(self, outcome: Registration) -> Entry:
         """The registry entry of ``outcome``; for a dry run, an entry as it would be stored."""
@@ -173,8 +195,7 @@ async def register_document(registrar: Registrar, doc: Any, *, dry_run: bool = F
         Conflict / StoreError: see :meth:`Registrar.register`.
     """
     with unreadable_as_invalid():
-        check_expansion(doc)
-        return await registrar.register(doc, dry_run=dry_run)
+        return await registrar.register(decode_checked(doc), dry_run=dry_run)
 
 
 def _stored_manifest(definition: Definition, previous: Entry | None) -> dict[str, Any]:
