@@ -51,10 +51,14 @@ from starlette.middleware import Middleware
 from workload_map.api.auth import AuthMiddleware
 from workload_map.api.connections import GuardedH11Protocol, guarded_protocol
 from workload_map.api.crosssite import CrossSiteMiddleware, cors_middleware
-from workload_map.api.load import AdmissionMiddleware, LoadSheddingMiddleware
+from workload_map.api.admission import AdmissionMiddleware
+from workload_map.api.body_limit import BodyLimitMiddleware
+from workload_map.api.deadline import DeadlineMiddleware
+from workload_map.api.request_metrics import MetricsMiddleware
+from workload_map.api.shedding import LoadSheddingMiddleware
+from workload_map.api.stale_header import StaleHeaderMiddleware
 from workload_map.api.errors import EXCEPTION_HANDLERS
 from workload_map.api.metrics import Metrics
-from workload_map.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
 from workload_map.api.runtime import Runtime

@@ -10,7 +10,7 @@ such clients the server runs out of file descriptors ("slowloris"). This protoco
 * answers 503 (JSON, ``Retry-After``) and closes a connection that would exceed
   ``max_connections`` open connections, before reading anything from it.
 
-Request bodies are bounded by ``workload_map.api.middleware.BodyLimitMiddleware``
+Request bodies are bounded by ``workload_map.api.body_limit.BodyLimitMiddleware``
 (``body_timeout_s``). Use with ``uvicorn.Config(http=guarded_protocol(...))``.
 """
 

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 from workload_map.api.auth import guard_of
 from workload_map.api.bodies import duration, integer
 from workload_map.api.errors import WaitTimeout
-from workload_map.api.middleware import extend_deadline
+from workload_map.api.deadline import extend_deadline
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
 from workload_map.definitions.phases import Phase
