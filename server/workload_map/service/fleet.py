@@ -17,7 +17,7 @@ The members publish on one shared :class:`ChangeFeed`; each view carries its clu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -309,13 +309,37 @@ class Fleet(WorkloadReads):
         return merge_buckets(s.gpu_summary(group_by) for s in self.members.values())
 
 
-def route_write(service: Any, writer: Any, identity: tuple[str, str, str, str],
+def write_cluster(served: Sequence[str], cluster: str | None, holder: Callable[[], str] | None = None) -> str:
+    """The one rule choosing the cluster a write goes to: workload writes and definition writes alike.
+
+    ``cluster`` when given (it must be one served), else the cluster holding the workload
+    (``holder``, for a write to a workload), else the first cluster. A single cluster
+    without a name (offline) accepts any name.
+
+    Args:
+        served: the names of the clusters served, in command-line order (at least one).
+        cluster: the cluster asked for, or None.
+        holder: the name of the cluster holding the targeted workload (may raise
+            ``WorkloadNotFound``); None for a definition write.
+
+    Raises:
+        InvalidRequest: ``cluster`` is not served (the message lists the served ones).
+        WorkloadNotFound: from ``holder``.
+    """
+    if cluster is not None:
+        if cluster in served or served == [""]:
+            return cluster
+        raise InvalidRequest(f"cluster must be one of {', '.join(served)}, got {cluster!r}")
+    return holder() if holder is not None else served[0]
+
+
+def route_write(service: WorkloadReads, writer: Any, identity: tuple[str, str, str, str],
                 cluster: str | None) -> tuple[WorkloadService, Any]:
-    """The service and writer of the cluster that holds the workload a write targets.
+    """The service and writer of the cluster a write to a workload goes to (:func:`write_cluster`).
 
     Writes (pod-template changes, suspend, resume) go to the workload's own cluster: with a
-    :class:`Fleet`, that of ``cluster``, or the first cluster holding the workload; with
-    one service, ``service`` and ``writer`` themselves.
+    :class:`Fleet`, its member of that cluster and that member's writer; with one service,
+    ``service`` and ``writer`` themselves.
 
     Args:
         service: a ``WorkloadService`` or a :class:`Fleet` (whose ``writers`` maps cluster
@@ -325,33 +349,33 @@ def route_write(service: Any, writer: Any, identity: tuple[str, str, str, str],
         cluster: the cluster asked for, or None.
 
     Raises:
-        WorkloadNotFound: the workload is in no chosen cluster (or ``cluster`` names
-            another cluster than the single one).
-        InvalidRequest: ``cluster`` is not a configured cluster of the fleet.
+        WorkloadNotFound: no cluster given, and the workload is in none.
+        InvalidRequest: ``cluster`` is not a cluster served.
     """
     namespace, group, kind, name = identity
-    if not isinstance(service, Fleet):
-        if not service.serves(cluster):
-            raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {namespace}/{name} not found in cluster "
-                                   f"{cluster}")
-        return service, writer
-    member = service.member(cluster) if cluster is not None else None  # an unknown name fails here
-    view = (member or service).workload(namespace, group, kind, name)
-    return service.member(view.cluster), service.writers.get(view.cluster)
+
+    def holder() -> str:
+        return service.workload(namespace, group, kind, name).cluster
+
+    chosen = write_cluster(list(service.readers()), cluster, holder if isinstance(service, Fleet) else None)
+    if isinstance(service, Fleet):
+        return service.member(chosen), service.writers.get(chosen)
+    assert isinstance(service, WorkloadService), "the read API has two implementations"
+    return service, writer
 
 
 def registrar_for(first: Registrar, registrars: dict[str, Registrar], name: str,
                   cluster: str | None) -> Registrar:
-    """The registrar of ``cluster``: ``first`` for None (or the single cluster's ``name``).
+    """The registrar of the cluster a definition write goes to (:func:`write_cluster`).
+
+    Args:
+        first: the first cluster's registrar.
+        registrars: cluster name -> registrar with several clusters (empty with one).
+        name: the single cluster's name.
+        cluster: the cluster asked for, or None.
 
     Raises:
         InvalidRequest: ``cluster`` names no served cluster (the message lists them).
     """
-    if cluster is None:
-        return first
-    if cluster in registrars:
-        return registrars[cluster]
-    if not registrars and cluster == name:
-        return first
-    names = ", ".join(registrars) or name
-    raise InvalidRequest(f"cluster must be one of {names}, got {cluster!r}")
+    chosen = write_cluster(list(registrars) or [name], cluster)
+    return registrars.get(chosen, first)
