@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     from workload_map.config import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
-    from workload_map.service import WorkloadService
+    from workload_map.service.workloads import WorkloadService
 
     from benchmarks import memory, queries, resolution
     from benchmarks.generator import generate

@@ -28,7 +28,7 @@ from typing import Any
 
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 from benchmarks.generator import Cluster, Obj
 from benchmarks.machine import rss_bytes

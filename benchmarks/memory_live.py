@@ -86,7 +86,7 @@ async def _serve_live(kubeconfig: str, trace: bool, out: list[dict[str, Any]]) -
 
 async def _serve_snapshot(workloads: int, seed: int, trace: bool, out: list[dict[str, Any]]) -> dict[str, Any]:
     from workload_map.kube.snapshot import SnapshotReader
-    from workload_map.service import WorkloadService
+    from workload_map.service.workloads import WorkloadService
 
     from benchmarks.generator import generate
     from benchmarks.memory import _load

@@ -31,7 +31,7 @@ from workload_map.definitions.model import Definition
 from workload_map.jq import engine as jq_engine
 from workload_map.jq import fastpath as jq_fastpath
 from workload_map.resolution import resolve
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 from benchmarks.stats import summarize
 

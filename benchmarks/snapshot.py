@@ -60,7 +60,7 @@ def load_in_process(path: Path) -> dict[str, Any]:
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
     from workload_map.kube.snapshot import SnapshotReader
-    from workload_map.service import WorkloadService
+    from workload_map.service.workloads import WorkloadService
 
     registry = DefinitionRegistry(load_catalog(default_catalog_dir()))
     started, cpu_start = time.monotonic(), _cpu_seconds()

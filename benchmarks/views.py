@@ -40,10 +40,9 @@ from workload_map.app import create_app
 from workload_map.config import ResolverSettings, Settings
 from workload_map.definitions import load_definition
 from workload_map.definitions.registry import DefinitionRegistry
-from workload_map.resolution import resolve
-from workload_map.service import WorkloadService
-from workload_map.service.pool import BlockingResolver, definition_key
-from workload_map.service.worker import Job
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.pool import BlockingResolver, definition_key
+from workload_map.materialization.worker import Job
 
 GPU_SUMMARY = '{ gpuSummary(groupBy: NAMESPACE) { key workloads gpu { allocated } } }'
 PHASED = 500
@@ -192,10 +191,10 @@ def ipc_cost(service: WorkloadService, *, count: int) -> dict[str, Any]:
             jobs.append((Job(record.view.uid, definition_key(entry.definition), service.inputs(obj, entry)),
                          entry.definition))
     for job, definition in jobs[:20]:
-        resolve(definition, **job.inputs)  # warm the program cache here too
+        job.inputs.resolve(definition)  # warm the program cache here too
     t0 = time.perf_counter()
     for job, definition in jobs:
-        resolve(definition, **job.inputs)
+        job.inputs.resolve(definition)
     inline = time.perf_counter() - t0
     blocking = BlockingResolver(1, 10.0)
     try:

@@ -30,8 +30,8 @@ checks tokens and permissions (``workload_map.kube.reviews.KubeReviews`` behind 
 store writes through an ``ImpersonatingClient``. Middleware, outermost first: admission
 (requests per loop turn, health first), metrics,
 CORS (only with ``--cors-origin``), body limit and read timeout, cross-site refusal,
-load shedding of expensive requests, time budget, authentication, settle-after-definition-change,
-stale-data header.
+load shedding of expensive requests, time budget, authentication, stale-data header.
+Read-your-writes after a definition change is the registrar's (``Registrar.settle``).
 """
 
 from __future__ import annotations
@@ -47,15 +47,18 @@ from typing import Any, TypedDict, cast
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workload_map.api.auth import AuthMiddleware
 from workload_map.api.connections import GuardedH11Protocol, guarded_protocol
 from workload_map.api.crosssite import CrossSiteMiddleware, cors_middleware
-from workload_map.api.load import AdmissionMiddleware, LoadSheddingMiddleware
+from workload_map.api.admission import AdmissionMiddleware
+from workload_map.api.body_limit import BodyLimitMiddleware
+from workload_map.api.deadline import DeadlineMiddleware
+from workload_map.api.request_metrics import MetricsMiddleware
+from workload_map.api.shedding import LoadSheddingMiddleware
+from workload_map.api.stale_header import StaleHeaderMiddleware
 from workload_map.api.errors import EXCEPTION_HANDLERS
 from workload_map.api.metrics import Metrics
-from workload_map.api.middleware import BodyLimitMiddleware, DeadlineMiddleware, MetricsMiddleware, StaleHeaderMiddleware
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
 from workload_map.api.runtime import Runtime, limited
@@ -68,48 +71,18 @@ from workload_map.kube.clusters import ClusterTarget, cluster_targets
 from workload_map.kube.reader import Reader
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.gvk import KARTA_GVK
-from workload_map.service import WorkloadService
-from workload_map.service.feed import ChangeFeed
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.feed import ChangeFeed
 from workload_map.service.fleet import Fleet
-from workload_map.service.pool import usable_cores
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DefinitionStore, DirectoryStore
+from workload_map.materialization.pool import usable_cores
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DefinitionStore, DirectoryStore
 
 log = logging.getLogger(__name__)
 
 
 AUTH_MODES = ("none", "kubernetes")
 READER_SETTLE_S = 60.0
-WRITE_SETTLE_S = 10.0
-
-
-class SettleAfterDefinitionChange:
-    """Read-your-writes for definition changes, for every front door at once.
-
-    A request that changed the definition registry (REST or GraphQL registration,
-    unregistration) has its response held until the service has re-resolved the
-    workloads of the changed kinds (at most ``WRITE_SETTLE_S``), so the caller's next read
-    sees them. Other requests pass straight through.
-    """
-
-    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
-        self.app, self.runtime = app, runtime
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """ASGI entry: hold a changing request's response start until the service has settled."""
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-        generation = self.runtime.definitions_generation()
-
-        async def settle_then_send(message: Message) -> None:
-            service = self.runtime.service
-            if (message["type"] == "http.response.start" and service is not None
-                    and self.runtime.definitions_generation() != generation):
-                await service.settled(WRITE_SETTLE_S)
-            await send(message)
-
-        await self.app(scope, receive, settle_then_send)
 
 
 def _load_extra_definitions(registry: DefinitionRegistry, directory: Path) -> None:
@@ -149,8 +122,10 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
     if reader is not None:
         if runtime.access is None:
             raise ValueError("auth mode kubernetes over a given reader needs an access policy")
-        watch = getattr(reader, "watch", None)
-        runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch if callable(watch) else None)
+        from workload_map.kube.cache import InformerCache  # kubernetes_asyncio only once there is a cache
+
+        watch = reader.watch if isinstance(reader, InformerCache) else None  # a snapshot watches nothing
+        runtime.attach(reader, store or DirectoryStore(settings.state_dir), watch=watch)
         runtime.source, runtime.cluster = "reader", settings.kube.cluster_name or "local"
     warn_if_exposed(settings)
     graphiql = GraphiQLPage(graphql_ide_page(), settings.graphiql_assets_dir) if settings.graphiql else None
@@ -172,7 +147,6 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
                                queue=settings.http.expensive_queue, wait_s=settings.http.expensive_wait_s),
                     Middleware(DeadlineMiddleware, seconds=settings.http.request_timeout_s),
                     Middleware(AuthMiddleware, runtime=runtime),
-                    Middleware(SettleAfterDefinitionChange, runtime=runtime),
                     Middleware(StaleHeaderMiddleware, runtime=runtime)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=partial(_lifespan, runtime),
@@ -366,7 +340,7 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
     assert service is not None and runtime.registrar is not None and runtime.reader is not None
     if not runtime.followers:
         runtime.followers = [(runtime.registrar, runtime.reader)]
-        if not getattr(service, "cluster", True):
+        if isinstance(service, WorkloadService) and not service.cluster:  # one cluster: named after the runtime's
             service.cluster = runtime.cluster
     follows = []
     for registrar, reader in runtime.followers:

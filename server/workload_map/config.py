@@ -85,7 +85,7 @@ class HttpSettings:
             (JSON 408 after).
         max_connections: open connections; one more is answered 503 and closed.
         max_expensive: GraphQL operations and workload lists running at once
-            (:mod:`workload_map.api.load`); ``expensive_queue`` more wait up to
+            (:mod:`workload_map.api.shedding`); ``expensive_queue`` more wait up to
             ``expensive_wait_s``, the rest get 503 with ``Retry-After``.
         max_waits_per_client: ``?wait=`` phase requests one client address may hold at
             once (429 beyond; :mod:`workload_map.api.waits`).

@@ -7,7 +7,7 @@ import asyncio
 
 from starlette.types import Message, Receive, Scope, Send
 
-from workload_map.api.load import AdmissionMiddleware
+from workload_map.api.admission import AdmissionMiddleware
 
 
 async def _receive() -> Message:

@@ -18,7 +18,7 @@ from workload_map.app import create_app
 from workload_map.config import HttpSettings, Settings
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.resolution.frozen import FrozenDict
-from workload_map.service import materializer
+from workload_map.materialization import materializer
 from tests.api.conftest import gql
 
 RESOURCES = "{ gpus cpuMillis memoryBytes byResource { name quantity } }"

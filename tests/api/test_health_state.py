@@ -19,8 +19,8 @@ from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerStatus
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.definitions.stored import StoreError
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DirectoryStore
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DirectoryStore
 from tests.api.conftest import JOBSET
 from tests.api.conftest import gql
 from tests.api.test_mutations import broken, jobset_definition

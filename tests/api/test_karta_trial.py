@@ -9,8 +9,8 @@ from typing import Any
 from workload_map.definitions.catalog import Catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DirectoryStore
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DirectoryStore
 
 KARTA: dict[str, Any] = {
     "apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "demo"},

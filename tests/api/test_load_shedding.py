@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from workload_map.api.load import LoadSheddingMiddleware, is_expensive
+from workload_map.api.shedding import LoadSheddingMiddleware, is_expensive
 
 
 def app_with(release: asyncio.Event, running: list[int]) -> LoadSheddingMiddleware:

@@ -17,7 +17,7 @@ from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, build_schema
 from workload_map.graphql.schema import sdl
 from workload_map.cli.main import build_registry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 RENAMED: dict[tuple[str, str], str] = {
     ("Workload", "uid"): "id",  # metadata.uid is the GraphQL ID

@@ -45,7 +45,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube.cache import CacheOptions, InformerCache
 from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.catalog.support import catalog, definition, fixture_states, load
 
 POD = GVK("", "v1", "Pod")

@@ -18,7 +18,7 @@ import pytest
 
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from workload_map.definitions.load import load_definition
 from tests.catalog.support import FIXTURES, Case, assert_case, catalog, definition, load, resolve_objects
 

@@ -27,7 +27,7 @@ from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.resolution.nesting import nested_children, nested_definitions
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.catalog.support import (
     FIXTURES,
     catalog,

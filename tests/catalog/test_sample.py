@@ -20,7 +20,7 @@ import pytest
 from workload_map.cli.main import main
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader, load_objects
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.catalog.support import (
     FIXTURES,
     SAMPLE_DIR,

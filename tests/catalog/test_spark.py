@@ -14,7 +14,7 @@ import pytest
 
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.catalog.support import FIXTURES, Case, assert_case, catalog, resolve_fixture
 
 APP = "sparkoperator-k8s-io-sparkapplication-v1beta2"

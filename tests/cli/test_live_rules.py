@@ -15,7 +15,7 @@ from workload_map.cli.main import build_registry
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.errors import KubeApiError
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.kube.fakes import CORE_V1, JOBSET_V1A2, ScriptedListWatch, make_obj
 from tests.kube.test_cache import World
 

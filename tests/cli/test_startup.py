@@ -22,7 +22,7 @@ from workload_map.config import REPO_ROOT, default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.errors import DefinitionError
 from workload_map.gvk import GVK
-from workload_map.service.pool import BlockingResolver
+from workload_map.materialization.pool import BlockingResolver
 from tests.service.support import LOOP_PATH, demo, demo_definition
 
 JOBSET_FILE = REPO_ROOT / "tests" / "fixtures" / "objects" / "jobset-x-k8s-io-jobset-v1alpha2" / "running.yaml"
@@ -109,12 +109,12 @@ def test_the_offline_resolver_forks_and_ends_a_loop_at_the_servers_budget_with_i
     definition = demo_definition()
     resolver = BlockingResolver(1, 1.0)
     try:
-        from workload_map.service.pool import definition_key
-        from workload_map.service.worker import Job
+        from workload_map.materialization.pool import definition_key
+        from workload_map.materialization.worker import Inputs, Job
 
         key = definition_key(definition)
         started = time.monotonic()
-        outcomes = {o.uid: o for o in resolver.resolve([(Job(o["metadata"]["uid"], key, {"root": o}), definition)
+        outcomes = {o.uid: o for o in resolver.resolve([(Job(o["metadata"]["uid"], key, Inputs(o)), definition)
                                                         for o in (demo("a", loop=True), demo("b"))])}
         took = time.monotonic() - started
         assert resolver._pool._ctx.get_start_method() == "fork"  # no fork server to start
@@ -136,8 +136,11 @@ def test_describe_f_reports_a_looping_definition_at_the_2_s_budget(tmp_path: Pat
                           capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     views = {v["name"]: v for v in json.loads(done.stdout)["items"]}
+    # offline runs the server's materializer to completion: the server's error view (definition,
+    # workload, budget, the expression it was evaluating; as tests/service/test_materialized.py)
     assert [e["message"] for e in views["a"]["errors"]] == [
-        f"resolution exceeded its 2 s budget while evaluating jq expression {LOOP_PATH!r}"]
+        f"definition demo: resolving Demo n/a exceeded the 2 s resolution budget; the worker was ended "
+        f"(it was evaluating jq expression {LOOP_PATH!r})"]
     assert views["b"]["phase"] == "Completed"  # .status.p "done" -> completed
 
 

@@ -22,7 +22,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube import jsonstream, snapshot
 from workload_map.kube.snapshot import SnapshotError, SnapshotReader, iter_objects, load_objects
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 SAMPLE = Path(snapshot.__file__).resolve().parents[1] / "sample" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
 POD = GVK("", "v1", "Pod")

@@ -26,8 +26,8 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import InvalidRequest, WorkloadNotFound
 from workload_map.kube.clusters import ClusterTarget, cluster_targets
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
-from workload_map.service.feed import ChangeFeed
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.feed import ChangeFeed
 from workload_map.service.fleet import Fleet, route_write
 from workload_map.service.pagination import paginate
 

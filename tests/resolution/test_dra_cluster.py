@@ -15,7 +15,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube.cache import CacheOptions, InformerCache
 from workload_map.resolution.dra import RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.catalog.support import catalog
 from tests.kube.test_cluster import collection, owner_ref, send
 

@@ -16,7 +16,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube.cache import CacheOptions, InformerCache
 from workload_map.owners import is_top_level
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.catalog.support import catalog
 from tests.kube.test_cluster import collection, owner_ref, send
 

@@ -10,7 +10,7 @@ from workload_map.definitions import Phase
 from workload_map.definitions.registry import Entry
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, add_into
 from workload_map.resolution.view import GpuFigures, PodView, Replicas, WorkloadView
-from workload_map.service.views import GROUP_BY, GpuBucket, ViewStore
+from workload_map.materialization.views import GROUP_BY, GpuBucket, ViewStore
 from tests.service.support import demo_definition
 
 ENTRY = Entry(demo_definition(), "file", "demo")
@@ -43,7 +43,7 @@ def _gpu(amounts: dict[str, Decimal]) -> dict[str, Decimal]:
 
 
 def _from_scratch(views: list[WorkloadView], group_by: str) -> list[GpuBucket]:
-    """The pre-materialization summary, written out independently of workload_map.service.views."""
+    """The pre-materialization summary, written out independently of workload_map.materialization.views."""
     buckets: dict[str, GpuBucket] = {}
     for view in views:
         if group_by == "NODE":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_map.service.claims import ClaimDependents
+from workload_map.materialization.claims import ClaimDependents
 
 
 def _pod(uid: str, namespace: str, *claims: str, template: str | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from workload_map.config import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from tests.resolution.jobset_objects import NS, RUNNING_STATUS, jobs_and_pods, jobset
 
 JOBSET_FILE = "jobset-x-k8s-io-jobset-v1alpha2.yaml"

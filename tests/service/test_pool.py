@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from workload_map.definitions import Phase
-from workload_map.service import worker as worker_module
-from workload_map.service.pool import Outcome, ResolverPool, definition_key
-from workload_map.service.worker import Job, run_job
+from workload_map.materialization import worker as worker_module
+from workload_map.materialization.pool import Outcome, ResolverPool, definition_key
+from workload_map.materialization.worker import Inputs, Job, run_job
 from tests.service.support import LOOP_PATH, SLOW_PATH, demo, demo_definition, slow_demo
 
 
@@ -36,7 +36,7 @@ class Collector:
 
 def _jobs(definition: Any, *objects: dict[str, Any]) -> list[tuple[Job, Any]]:
     key = definition_key(definition)
-    return [(Job(o["metadata"]["uid"], key, {"root": o}), definition) for o in objects]
+    return [(Job(o["metadata"]["uid"], key, Inputs(o)), definition) for o in objects]
 
 
 def test_a_looping_resolution_is_ended_at_its_budget_and_the_worker_replaced() -> None:
@@ -95,10 +95,10 @@ def test_an_object_that_breaks_the_resolver_is_a_failed_outcome_not_a_dead_worke
 
     monkeypatch.setattr(worker_module, "resolve", flaky)  # run_job is the worker's per-job step
     key = definition_key(definition)
-    uid, view, error, _ = run_job({key: definition}, Job("u1", key, {"root": demo("bad")}))
+    uid, view, error, _ = run_job({key: definition}, Job("u1", key, Inputs(demo("bad"))))
     assert (uid, view, error) == ("u1", None, "resolution failed: OverflowError: cannot convert float infinity "
                                               "to integer")
-    assert run_job({key: definition}, Job("u2", key, {"root": demo("good")}))[1].phase is Phase.RUNNING
+    assert run_job({key: definition}, Job("u2", key, Inputs(demo("good"))))[1].phase is Phase.RUNNING
 
 
 def test_bad_pool_arguments_are_refused() -> None:

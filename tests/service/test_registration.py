@@ -21,9 +21,9 @@ from workload_map.errors import (
     TooManyDefinitions,
 )
 from workload_map.gvk import GVK
-from workload_map.service.following import REGISTERED_AT
-from workload_map.service.registration import GVK_LABELS, Registrar, register_document
-from workload_map.service.stores import DirectoryStore
+from workload_map.registration.following import REGISTERED_AT
+from workload_map.registration.registrar import GVK_LABELS, Registrar, register_document
+from workload_map.registration.stores import DirectoryStore
 
 JOBSET = GVK("jobset.x-k8s.io", "v1alpha2", "JobSet")
 

@@ -13,7 +13,7 @@ from workload_map.config import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from workload_map.service.rows import definition_dict, phase_state, summary
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 

@@ -10,7 +10,7 @@ import random
 import threading
 import time
 
-from workload_map.service.views import ViewStore, sort_key
+from workload_map.materialization.views import ViewStore, sort_key
 from tests.service.test_aggregates import ENTRY, _view
 
 SIZE = 3000

@@ -13,7 +13,7 @@ import yaml
 
 from workload_map.resolution.frozen import EMPTY_MAP, FrozenDict, FrozenList
 from workload_map.resolution.view import GpuFigures, PodView
-from workload_map.service.viewcompact import compact_view
+from workload_map.materialization.compaction import compact_view
 from tests.catalog.support import catalog, fixture_states, resolve_fixture
 
 JOBSET = "jobset-x-k8s-io-jobset-v1alpha2"

@@ -16,7 +16,7 @@ from workload_map.service import worker
 def test_an_allocation_beyond_the_budget_fails_in_the_worker_process() -> None:
     # in a child process of its own: the cap cannot be raised again once set
     code = textwrap.dedent("""
-        from workload_map.service.worker import limit_memory
+        from workload_map.materialization.worker import limit_memory
         assert limit_memory(64 * 1024 * 1024) > 0
         small = bytearray(16 * 1024 * 1024)  # within 64 MiB: fine
         try:

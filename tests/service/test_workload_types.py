@@ -13,9 +13,9 @@ from workload_map.config import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import Conflict, InvalidDefinition, InvalidRequest
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DirectoryStore
-from workload_map.service.workload_types import (
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DirectoryStore
+from workload_map.registration.workload_types import (
     TYPE_ANNOTATION,
     register_workload_type,
     runai_documents,

@@ -52,8 +52,7 @@ async def _context(request: Request) -> tuple[Any, Any, tuple[str, str, str, str
     kwargs = {"dry_run": flag(request, "dryRun"), "allow": allow,
               "scope": partial(patching_as, guard, p["namespace"])}
     identity = (p["namespace"], group, p["kind"], p["name"])
-    several: Any = service  # a Fleet stands in for the WorkloadService with several clusters
-    writer = None if isinstance(several, Fleet) else runtime.require_writer()
+    writer = None if isinstance(service, Fleet) else runtime.require_writer()  # a fleet: each member's
     service, writer = route_write(service, writer, identity, request.query_params.get("cluster") or None)
     if writer is None:
         raise CacheNotReady("workload writes are not available yet; retry shortly")

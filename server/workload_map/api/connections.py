@@ -15,7 +15,7 @@ such clients the server runs out of file descriptors ("slowloris"). This protoco
   connection (long polls, slow bodies) therefore never fails kubelet's probes, which open
   one connection per probe on the same port (issue 29 item 2).
 
-Request bodies are bounded by ``workload_map.api.middleware.BodyLimitMiddleware``
+Request bodies are bounded by ``workload_map.api.body_limit.BodyLimitMiddleware``
 (``body_timeout_s``). Use with ``uvicorn.Config(http=guarded_protocol(...))``.
 """
 

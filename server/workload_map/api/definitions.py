@@ -1,7 +1,7 @@
 """REST: definitions (Karta documents) and Run:ai-style workload types.
 
 ``POST /api/v1/workload-types`` accepts Run:ai's registration body unchanged
-(docs/definition-format.md section 10; translated by ``workload_map.service.workload_types``): ``name``
+(docs/definition-format.md section 10; translated by ``workload_map.registration.workload_types``): ``name``
 (the Kind), ``group`` and ``resourceInterfaces[].spec`` (one Karta spec per served
 version, each stored as one definition named by the catalog slug rule); other fields
 (``categoryId``, ``priorityId``, ``preemptibility``, ...) are kept in an annotation and
@@ -34,9 +34,9 @@ from workload_map.api.filters import refuse_unknown
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.writes import writing_as
 from workload_map.service.lookup import definition_named, definitions_in_force
-from workload_map.service.registration import register_document
+from workload_map.registration.registrar import register_document
 from workload_map.service.rows import definition_dict
-from workload_map.service.workload_types import (
+from workload_map.registration.workload_types import (
     find_type,
     register_workload_type,
     type_dict,

@@ -177,7 +177,7 @@ class _StateCollector(Collector):
         reader = runtime.reader
         if reader is not None:
             yield CounterMetricFamily("wmap_subscriber_dropped_events", "Change events dropped for slow "
-                                      "subscribers", value=getattr(reader, "dropped_events", 0))
+                                      "subscribers", value=reader.dropped_events)
             yield _queue_depths(reader)
         if runtime.service is not None:
             yield from _view_metrics(runtime.service)
@@ -261,16 +261,10 @@ def _queue_depths(reader: Any) -> GaugeMetricFamily:
     """``wmap_queue_depth{queue}``: events waiting in the subscriber and reader queues.
 
     The subscriber queues are ``subscribers`` (all of them) and ``subscribers_max`` (the
-    fullest one); a reader reports any queue of its own through an optional
-    ``queue_depths() -> {name: depth}`` method.
+    fullest one).
     """
     family = GaugeMetricFamily("wmap_queue_depth", "Events waiting in an internal queue", labels=["queue"])
-    queues = list(getattr(reader, "_queues", ()))
-    depths = [q.qsize() for q in queues]
+    depths = reader.subscriber_depths()
     family.add_metric(["subscribers"], sum(depths))
     family.add_metric(["subscribers_max"], max(depths, default=0))
-    extra = getattr(reader, "queue_depths", None)
-    if callable(extra):
-        for name, depth in sorted(extra().items()):
-            family.add_metric([str(name)], float(depth))
     return family

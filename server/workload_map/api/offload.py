@@ -3,7 +3,7 @@
 Why: one page of workloads with roles and pods is 40-90 ms of strawberry / graphql-core
 field completion in pure Python, with no ``await`` in between. On the server's event loop
 200 such queries held ``/livez`` for seconds (issue 12). Here the server's loop only reads
-the request, admits it (``workload_map.api.load``) and awaits a future; parsing, the cost check,
+the request, admits it (``workload_map.api.admission``) and awaits a future; parsing, the cost check,
 validation, execution and the JSON encoding of the answer run in the query thread.
 
 Why a thread and not a process: the materialized views live in the server process (a
@@ -20,7 +20,7 @@ caches, semaphores and API clients; mutations), it hops back with :func:`on_loop
 views are read through ``ViewStore.snapshot`` (consistent while the loop writes).
 
 Cancellation: cancelling the awaiting request (the request budget of
-``workload_map.api.middleware.DeadlineMiddleware``) cancels the query's task in the thread at
+``workload_map.api.deadline.DeadlineMiddleware``) cancels the query's task in the thread at
 its next ``await``; a synchronous stretch in progress finishes first (it is bounded by the
 cost limit of ``workload_map.graphql.cost``).
 """

@@ -16,14 +16,14 @@ from starlette.responses import JSONResponse
 from workload_map.api.auth import guard_of
 from workload_map.api.bodies import duration, integer
 from workload_map.api.errors import WaitTimeout
+from workload_map.api.deadline import extend_deadline
 from workload_map.api.filters import WORKLOAD_LIST_PARAMS, ListFilter, list_filter, refuse_unknown
-from workload_map.api.middleware import extend_deadline
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.scope import Allow, hide_pod_details, list_scope, pod_namespaces, workload_scope
 from workload_map.definitions.phases import Phase
 from workload_map.errors import InvalidRequest, WorkloadNotFound
 from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
+from workload_map.service.reads import WorkloadReads
 from workload_map.service.pagination import paginate
 from workload_map.service.rows import phase_state, summary
 
@@ -119,12 +119,12 @@ async def _full(request: Request, view: WorkloadView) -> dict[str, Any]:
     return doc if visible is None or view.namespace in visible else hide_pod_details(doc)
 
 
-async def _scope(request: Request, service: WorkloadService) -> Allow | None:
+async def _scope(request: Request, service: WorkloadReads) -> Allow | None:
     p = request.path_params
     return await workload_scope(guard_of(request), service, p["namespace"], _group(p["group"]), p["kind"])
 
 
-def _workload(request: Request, service: WorkloadService, allow: Allow | None) -> WorkloadView:
+def _workload(request: Request, service: WorkloadReads, allow: Allow | None) -> WorkloadView:
     p = request.path_params
     return service.workload(p["namespace"], _group(p["group"]), p["kind"], p["name"], allow=allow,
                             cluster=request.query_params.get("cluster") or None)
@@ -185,7 +185,7 @@ async def get_phase(request: Request) -> JSONResponse:
     return JSONResponse(phase_state(view))
 
 
-async def wait_for_phase(service: WorkloadService, request: Request, target: Phase, timeout: float, *,
+async def wait_for_phase(service: WorkloadReads, request: Request, target: Phase, timeout: float, *,
                          allow: Allow | None = None) -> WorkloadView:
     """Wait on the service's change feed until ``target`` is among the workload's phases.
 

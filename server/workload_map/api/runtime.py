@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import HTTPConnection
 
@@ -22,12 +22,16 @@ from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 from workload_map.service.actions import SnapshotWriter
 from workload_map.kube.freshness import Freshness, freshness
 from workload_map.service.fleet import combined, registrar_for
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DefinitionStore
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DefinitionStore
+from workload_map.service.reads import WorkloadReads
+
+if TYPE_CHECKING:
+    from workload_map.service.fleet import Fleet
 
 
 @dataclass(eq=False)
@@ -58,7 +62,7 @@ class Runtime:
 
     settings: Settings
     registry: DefinitionRegistry
-    service: WorkloadService | None = None
+    service: WorkloadReads | None = None
     registrar: Registrar | None = None
     source: str = ""
     cluster: str = ""
@@ -86,10 +90,12 @@ class Runtime:
         """The GPU policy of the settings."""
         return _policy(self.settings)
 
-    def attach_fleet(self, fleet: Any, registrar: Registrar) -> None:
+    def attach_fleet(self, fleet: Fleet, registrar: Registrar) -> None:
         """Serve a ``workload_map.service.fleet.Fleet`` (several clusters); ``registrar`` is the first cluster's."""
-        self.service = cast(WorkloadService, fleet)
+        self.service = fleet
         self.registrar = registrar
+        for member in {id(r): r for r in (registrar, *self.registrars.values())}.values():
+            member.settle = fleet.settled  # read-your-writes over every cluster
         if self.metrics is not None:
             fleet.on_resolved = self.metrics.observe_resolution
 
@@ -98,17 +104,14 @@ class Runtime:
         service = self.service
         if service is None:
             return {}
-        members = getattr(service, "members", None)
-        if isinstance(members, dict):
-            return {name: member.reader for name, member in members.items()}
-        return {self.cluster: service.reader}
+        readers = service.readers()
+        return readers if len(readers) > 1 else {self.cluster: service.reader}
 
     def cluster_states(self) -> dict[str, dict[GVK, InformerStatus]]:
         """Cluster name -> informer statuses of its reader (empty for readers without informers)."""
         out: dict[str, dict[GVK, InformerStatus]] = {}
         for name, reader in self.cluster_readers().items():
-            states = getattr(reader, "states", None)
-            out[name] = dict(states()) if callable(states) else {}
+            out[name] = dict(reader.states())
         return out
 
     def freshness(self) -> Freshness:
@@ -130,6 +133,7 @@ class Runtime:
                                        timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after)
         kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
         self.registrar = limited(Registrar(self.registry, store, watch=watch, **kwargs), self.settings)
+        self.registrar.settle = self.service.settled  # read-your-writes
         if self.metrics is not None:
             self.service.on_resolved = self.metrics.observe_resolution
 
@@ -152,12 +156,11 @@ class Runtime:
         That is :meth:`is_ready`, or with several clusters ``Fleet.answering`` (clusters
         unreachable since the start are left out, and reported).
         """
-        answering = getattr(self.service, "answering", None)
-        if self.started and callable(answering):
-            return bool(answering())
+        if self.started and self.service is not None:
+            return self.service.answering()
         return self.is_ready()
 
-    def require_service(self) -> WorkloadService:
+    def require_service(self) -> WorkloadReads:
         """The service, once it answers (:meth:`can_answer`).
 
         Raises:
@@ -196,8 +199,7 @@ class Runtime:
 
     def states(self) -> dict[GVK, InformerStatus]:
         """Informer statuses of the reader (empty for readers that do not report them)."""
-        states = getattr(self.reader, "states", None)
-        return dict(states()) if callable(states) else {}
+        return dict(self.reader.states()) if self.reader is not None else {}
 
 
 def _policy(settings: Settings) -> GpuPolicy:

@@ -28,6 +28,7 @@ from cachetools import TTLCache
 from workload_map.auth.identity import LOCAL, Caller, token_key
 from workload_map.errors import Forbidden, Unauthorized
 from workload_map.kube.reviews import AccessAttributes, ReviewedUser
+from workload_map.kube.reviews import ReviewUnavailable as ReviewUnavailable  # re-exported for workload_map.graphql
 
 log = logging.getLogger(__name__)
 

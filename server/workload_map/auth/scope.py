@@ -25,7 +25,7 @@ from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
 from workload_map.kube.reader import Reader
 from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
+from workload_map.service.reads import WorkloadReads
 
 Allow = Callable[[GVK, "str | None"], bool]
 """A visibility predicate over (root GVK, namespace); ``None`` namespace = cluster-scoped."""
@@ -39,7 +39,7 @@ def plural_of(reader: Reader, gvk: GVK) -> str:
         return ""
 
 
-def _entries(service: WorkloadService, *, kind: str | None, group: str | None,
+def _entries(service: WorkloadReads, *, kind: str | None, group: str | None,
              definition: str | None) -> list[Entry]:
     return [e for e in service.registry.entries()
             if (not kind or e.gvk.kind.lower() == kind.lower()) and (group is None or e.gvk.group == group)
@@ -50,14 +50,14 @@ def _namespaces(reader: Reader, gvk: GVK, namespace: str | None) -> set[str | No
     return {(o.get("metadata") or {}).get("namespace") or None for o in reader.list(gvk, namespace)}
 
 
-async def list_scope(guard: Guard, service: WorkloadService, *, namespace: str | None = None,
+async def list_scope(guard: Guard, service: WorkloadReads, *, namespace: str | None = None,
                      kind: str | None = None, group: str | None = None,
                      definition: str | None = None) -> Allow | None:
     """The predicate of what ``guard``'s caller may list among the matching kinds.
 
     Returns:
         None when nothing is filtered (auth off, or every kind allowed cluster-wide), else a
-        predicate for ``WorkloadService.workloads(allow=...)``.
+        predicate for ``WorkloadReads.workloads(allow=...)``.
 
     Raises:
         ReviewUnavailable: a review could not be made.
@@ -78,9 +78,9 @@ async def list_scope(guard: Guard, service: WorkloadService, *, namespace: str |
     return lambda gvk, ns: gvk in everywhere or (gvk, ns) in allowed
 
 
-async def workload_scope(guard: Guard, service: WorkloadService, namespace: str | None, group: str,
+async def workload_scope(guard: Guard, service: WorkloadReads, namespace: str | None, group: str,
                          kind: str) -> Allow | None:
-    """The predicate for one workload lookup (``WorkloadService.workload(allow=...)``).
+    """The predicate for one workload lookup (``WorkloadReads.workload(allow=...)``).
 
     The caller must be allowed to list the kind in ``namespace``.
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from workload_map.definitions.registry import DefinitionRegistry
     from workload_map.kube.reader import Reader
     from workload_map.kube.snapshot import SnapshotReader
-    from workload_map.service import WorkloadService
+    from workload_map.service.workloads import WorkloadService
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
 EXIT_UNREACHABLE, EXIT_SERVE_FAILED = 5, 6
@@ -159,10 +159,9 @@ def offline_service(registry: DefinitionRegistry, reader: Reader, *, cluster: st
     Raises:
         DefinitionError: a needed catalog entry has an invalid jq expression.
     """
-    from workload_map.service import WorkloadService
+    from workload_map.service.workloads import WorkloadService
 
-    states = getattr(reader, "states", None)  # snapshot and informer cache: the kinds held or watched
-    registry.catalog.check(None if states is None else {gvk.group_kind for gvk in states()})
+    registry.catalog.check({gvk.group_kind for gvk in reader.states()})  # the kinds held or watched
     return WorkloadService(registry, reader, cluster=cluster)
 
 

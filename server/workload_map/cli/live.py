@@ -65,8 +65,8 @@ from workload_map.gvk import KARTA_GVK, POD_GVK
 from workload_map.kube.reader import InformerStatus, Reader
 from workload_map.logs import FORMATS, configure_logging
 from workload_map.resolution.dra import DRA_KINDS
-from workload_map.service.registration import Registrar
-from workload_map.service.stores import DirectoryStore
+from workload_map.registration.registrar import Registrar
+from workload_map.registration.stores import DirectoryStore
 
 SYNC_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0

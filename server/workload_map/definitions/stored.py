@@ -1,6 +1,6 @@
 """What a definition store hands back and raises, shared by every store implementation.
 
-The stores themselves live above this layer: ``workload_map.service.stores.DirectoryStore``
+The stores themselves live above this layer: ``workload_map.registration.stores.DirectoryStore``
 (offline, a state directory) and ``workload_map.kube.kartas.KartaStore`` (Karta custom
 resources). Both return :class:`StoredDefinition` records and raise :class:`StoreError`,
 so the registration path and the HTTP error mapping (503) need neither store.

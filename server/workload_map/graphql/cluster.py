@@ -15,23 +15,13 @@ from typing import Any
 import strawberry
 from strawberry.extensions import SchemaExtension
 
-from workload_map.kube.freshness import FRESH, Freshness, freshness, iso_time
-from workload_map.service.fleet import combined
+from workload_map.graphql.context import Context
+from workload_map.service.reads import Freshness
 
 
-def freshness_of(context: Any) -> Freshness:
-    """The freshness of the reader behind a GraphQL context.
-
-    Fresh for readers without informers, such as snapshots, and for contexts without a
-    service.
-    """
-    service = getattr(context, "service", None)
-    by_cluster = getattr(service, "states_by_cluster", None)
-    if callable(by_cluster):  # several clusters: stale when any is
-        return combined(by_cluster())
-    reader = getattr(service, "reader", None)
-    states = getattr(reader, "states", None)
-    return freshness(states()) if callable(states) else FRESH
+def freshness_of(context: Context) -> Freshness:
+    """The freshness of the data behind a GraphQL context (several clusters: stale when any is)."""
+    return context.service.freshness()
 
 
 class StaleExtension(SchemaExtension):
@@ -39,7 +29,10 @@ class StaleExtension(SchemaExtension):
 
     def get_results(self) -> dict[str, Any]:
         """The ``extensions`` entries of this operation (none while fresh)."""
-        summary = freshness_of(self.execution_context.context)
+        context = self.execution_context.context
+        if not isinstance(context, Context):  # an operation executed without the server's context
+            return {}
+        summary = freshness_of(context)
         if not summary.stale:
             return {}
         return {"stale": {"since": summary.since_iso, "error": summary.error,
@@ -79,7 +72,7 @@ class Cluster:
                                   "(a list, accepted watch, event or bookmark); null until every kind has.")
     def last_success(self) -> str | None:
         """Oldest last contact."""
-        return iso_time(self.freshness.last_success)
+        return self.freshness.last_success_iso
 
     @strawberry.field(description="group/version/Kind of every stale kind, sorted.")
     def stale_kinds(self) -> list[str]:
@@ -87,9 +80,9 @@ class Cluster:
         return list(self.freshness.stale_kinds)
 
 
-def clusters_of(context: Any) -> list[Cluster]:
+def clusters_of(context: Context) -> list[Cluster]:
     """Every cluster served, in command-line order (one entry for a single cluster)."""
-    by_cluster = getattr(getattr(context, "service", None), "freshness_by_cluster", None)
-    if callable(by_cluster):
-        return [Cluster(name=name, freshness=f) for name, f in by_cluster().items()]
+    by_cluster = context.service.freshness_by_cluster()
+    if len(by_cluster) > 1:
+        return [Cluster(name=name, freshness=f) for name, f in by_cluster.items()]
     return [Cluster(name=context.cluster, freshness=freshness_of(context))]

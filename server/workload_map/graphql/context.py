@@ -18,9 +18,8 @@ from workload_map.auth.scope import pod_namespaces
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import CacheNotReady
 from workload_map.service.fleet import registrar_for
-from workload_map.kube.reader import Reader
-from workload_map.service import WorkloadService
-from workload_map.service.registration import Registrar
+from workload_map.service.reads import WorkloadReads
+from workload_map.registration.registrar import Registrar
 
 T = TypeVar("T")
 
@@ -47,7 +46,7 @@ class Context:
             None: wherever the resolver runs.
     """
 
-    service: WorkloadService
+    service: WorkloadReads
     registrar: Registrar
     cluster: str
     is_ready: Callable[[], bool]
@@ -64,11 +63,6 @@ class Context:
     def caller(self) -> str:
         """Authenticated user name (``local`` with ``--auth none``)."""
         return self.guard.caller.name
-
-    @property
-    def reader(self) -> Reader:
-        """The cache reader behind the service."""
-        return self.service.reader
 
     @property
     def registry(self) -> DefinitionRegistry:

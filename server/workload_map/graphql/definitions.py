@@ -1,6 +1,6 @@
 """GraphQL types for definitions and their registration results.
 
-The registration itself, with its guards, is ``workload_map.service.registration``, shared with REST.
+The registration itself, with its guards, is ``workload_map.registration.registrar``, shared with REST.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from strawberry.scalars import JSON
 
 from workload_map.definitions.registry import Entry
 from workload_map.errors import Problem as ProblemValue
-from workload_map.service.following import Skipped
+from workload_map.registration.following import Skipped
 
 @strawberry.type(description="A definition in force (or registered but shadowed).")
 class Definition:
@@ -84,7 +84,7 @@ class Problem:
 
 @strawberry.type(description="A stored definition that failed validation and is not in force.")
 class SkippedDefinition:
-    """Adapter over :class:`workload_map.service.following.Skipped`."""
+    """Adapter over :class:`workload_map.registration.following.Skipped`."""
 
     name: str
     origin: str

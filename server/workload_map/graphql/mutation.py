@@ -19,11 +19,11 @@ from strawberry.types import Info
 from workload_map.graphql.actions import WorkloadActionResult, act
 from workload_map.graphql.context import Context
 from workload_map.graphql.definitions import Definition, Problem, RegistrationResult
+from workload_map.auth.access import ReviewUnavailable
 from workload_map.auth.writes import writing_as
 from workload_map.errors import Forbidden, InvalidDefinition, ServerError
 from workload_map.errors import Problem as ProblemValue
-from workload_map.kube.reviews import ReviewUnavailable
-from workload_map.service.registration import Registration, register_document
+from workload_map.registration.registrar import Registration, register_document
 
 AUTH_ERRORS = (Forbidden, ReviewUnavailable)
 

@@ -75,12 +75,10 @@ def _core(group: str) -> str:
 def _cluster_filter(ctx: Context, cluster: str | None) -> tuple[bool, str | None]:
     """(any workload can match, the ``cluster`` argument for the service).
 
-    Several clusters: the fleet filters. One cluster: a name other than the served one
+    The service filters by cluster (``WorkloadReads.serves``): a name it does not serve
     matches nothing.
     """
-    if hasattr(ctx.service, "members"):
-        return True, cluster
-    return cluster is None or cluster == ctx.cluster, None
+    return ctx.service.serves(cluster), cluster
 
 
 @strawberry.type
@@ -148,7 +146,7 @@ class Query:
         ctx.require_ready()
         matches, only = _cluster_filter(ctx, cluster)
         placement = ctx.service.pod_placement(namespace, name, cluster=only) if matches else None
-        if placement is None or not await ctx.review(may_see(ctx.guard, ctx.reader, placement.view)):
+        if placement is None or not await ctx.review(may_see(ctx.guard, ctx.service.reader, placement.view)):
             return None
         await ctx.learn_pod_access([namespace])
         return PodWorkload(placement=placement, cluster_name=placement.view.cluster or ctx.cluster)

@@ -61,7 +61,7 @@ class Subscription:
                     continue
                 if cluster is not None and (view.cluster or ctx.cluster) != cluster:
                     continue
-                if not await may_see(ctx.guard, ctx.reader, view):
+                if not await may_see(ctx.guard, ctx.service.reader, view):
                     continue
                 await ctx.learn_pod_access([view.namespace])
                 state = (view.phase, tuple(view.phases))

@@ -48,7 +48,7 @@ from workload_map.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery
 from workload_map.kube.errors import NETWORK, KubeApiError
 from workload_map.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
 from workload_map.kube.freshness import aggregate
-from workload_map.kube.reader import InformerState, InformerStatus
+from workload_map.kube.reader import InformerState, InformerStatus, Reader
 from workload_map.kube.reflector import ListWatch, Reflector, ReflectorOptions
 from workload_map.kube.versions import elect
 
@@ -101,7 +101,7 @@ class _Informer:
     """The other version of the kind watched instead (``workload_map.kube.versions``)."""
 
 
-class InformerCache(ObjectGraph):
+class InformerCache(ObjectGraph, Reader):
     """Live ``Reader``: one reflector per watched GVK (and allowed namespace).
 
     Args:

@@ -59,6 +59,11 @@ class Freshness:
         """``since`` as RFC 3339 UTC (``2026-12-01T10:00:00Z``), ``None`` when not stale."""
         return iso_time(self.since)
 
+    @property
+    def last_success_iso(self) -> str | None:
+        """``last_success`` as RFC 3339 UTC, ``None`` before every kind has heard from the API server."""
+        return iso_time(self.last_success)
+
     def to_dict(self) -> dict[str, object]:
         """JSON shape: ``{synced, stale, since, error, staleKinds, lastSuccess}`` (times RFC 3339)."""
         return {"synced": self.synced, "stale": self.stale, "since": self.since_iso, "error": self.error,

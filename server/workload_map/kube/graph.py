@@ -179,6 +179,10 @@ class ObjectGraph:
         if queue in self._queues:
             self._queues.remove(queue)
 
+    def subscriber_depths(self) -> builtins.list[int]:
+        """See ``Reader.subscriber_depths``."""
+        return [queue.qsize() for queue in self._queues]
+
     def add_listener(self, listener: Callable[[ChangeEvent], None]) -> None:
         """Call ``listener(event)`` synchronously for every change from now on (lossless)."""
         self._listeners.append(listener)

@@ -1,9 +1,9 @@
 """Karta custom resources (``kartas.run.ai``, cluster-scoped, ``run.ai/v1alpha1``): write side.
 
-``KartaStore`` is the cluster implementation of ``workload_map.service.stores.DefinitionStore``: a
+``KartaStore`` is the cluster implementation of ``workload_map.registration.stores.DefinitionStore``: a
 registered definition becomes one Karta object named after the definition; reading
 happens through the informer cache (``InformerCache.watch(KARTA_GVK)``) and
-``workload_map.service.following.DefinitionIntake.follow``, so ``load()`` returns nothing here.
+``workload_map.registration.following.DefinitionIntake.follow``, so ``load()`` returns nothing here.
 
 ``ensure_karta_crd`` reports whether the CRD is served and installs it only when asked
 (``wmap serve --install-karta-crd``): the server never changes cluster-wide API surface

@@ -17,7 +17,8 @@ lifecycle, "ready" means synced, "not started" differs from "not found").
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import builtins
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -119,7 +120,16 @@ class ChangeEvent:
 
 @runtime_checkable
 class Reader(Protocol):
-    """Read access to cached cluster objects (live informers or a static snapshot)."""
+    """Read access to cached cluster objects (live informers or a static snapshot).
+
+    Declared by both implementations, ``InformerCache`` and ``SnapshotReader``; everything
+    above the cache reads objects, health and changes through these members only.
+
+    Attributes:
+        dropped_events: change events dropped for subscribers too slow to keep up.
+    """
+
+    dropped_events: int
 
     def get(self, gvk: GVK, namespace: str | None, name: str) -> KubeObject | None:
         """The object ``namespace/name`` (``namespace`` None or "" for cluster-scoped)."""
@@ -146,6 +156,10 @@ class Reader(Protocol):
         """Transitive controller-owned objects of ``uid`` (pods included), breadth first."""
         ...
 
+    def uid_conflicts(self, uid: str) -> builtins.list[str]:
+        """The objects (``group/Kind ns/name``) holding ``uid`` when two or more distinct ones do, else []."""
+        ...
+
     def root_of(self, obj: Mapping[str, Any], max_depth: int = MAX_OWNER_DEPTH) -> KubeObject | None:
         """The topmost cached ancestor via controller ownerReferences.
 
@@ -155,6 +169,10 @@ class Reader(Protocol):
 
     def state(self, gvk: GVK) -> InformerStatus:
         """Informer health of ``gvk`` (``not_watched`` when it is not watched)."""
+        ...
+
+    def states(self) -> dict[GVK, InformerStatus]:
+        """``InformerStatus`` of every watched GVK (of every GVK held, for a snapshot)."""
         ...
 
     def is_synced(self) -> bool:
@@ -175,4 +193,16 @@ class Reader(Protocol):
 
     def unsubscribe(self, queue: asyncio.Queue[ChangeEvent]) -> None:
         """Stop delivering to ``queue`` (idempotent)."""
+        ...
+
+    def subscriber_depths(self) -> builtins.list[int]:
+        """Events waiting in each subscriber queue (metrics)."""
+        ...
+
+    def add_listener(self, listener: Callable[[ChangeEvent], None]) -> None:
+        """Call ``listener(event)`` synchronously for every later change (lossless)."""
+        ...
+
+    def remove_listener(self, listener: Callable[[ChangeEvent], None]) -> None:
+        """Stop calling ``listener`` (no error when it is not registered)."""
         ...

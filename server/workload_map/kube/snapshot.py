@@ -44,7 +44,7 @@ from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
 from workload_map.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
-from workload_map.kube.reader import InformerStatus, KubeObject
+from workload_map.kube.reader import InformerStatus, KubeObject, Reader
 from workload_map.kube.store import object_key
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -233,7 +233,7 @@ def load_objects(path: str | Path) -> list[dict[str, Any]]:
     return list(iter_objects(path))
 
 
-class SnapshotReader(ObjectGraph):
+class SnapshotReader(ObjectGraph, Reader):
     """A ``Reader`` over a fixed set of objects: always synced, never watching.
 
     Every GVK is "watched": ``state(gvk)`` is ``synced`` with its object count (0 for a

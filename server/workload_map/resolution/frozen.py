@@ -1,6 +1,6 @@
 """Read-only containers a stored view shares with other views.
 
-A stored view is read-only by rule; once compacted (``workload_map.service.viewcompact``)
+A stored view is read-only by rule; once compacted (``workload_map.materialization.compaction``)
 its dicts and lists are :class:`FrozenDict` and :class:`FrozenList`, and equal ones (the
 requests map of every pod asking for ``{"nvidia.com/gpu": 1, "cpu": 4}``, every empty
 list of errors) are one object shared by every view. Sharing is safe because the

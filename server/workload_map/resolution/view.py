@@ -131,7 +131,7 @@ class Replicas:
     """Desired / current / ready pods, and the scale bounds when defined.
 
     Frozen: equal figures are one shared object across stored views
-    (``workload_map.service.viewcompact``); build a new one (``dataclasses.replace``) to change.
+    (``workload_map.materialization.compaction``); build a new one (``dataclasses.replace``) to change.
     """
 
     desired: int = 0

@@ -32,7 +32,7 @@ from workload_map.kube.snapshot import SnapshotReader
 from workload_map.resolution.changes import parse_change
 from workload_map.resolution.paths import thawed
 from workload_map.resolution.writes import Plan, plan_pod_change, plan_suspend
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 Scope = Callable[[str, str], AsyncContextManager[None]]
 """``scope(group, resource)``: the caller's permission block around the read and the write."""

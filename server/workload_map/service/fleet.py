@@ -17,20 +17,23 @@ The members publish on one shared :class:`ChangeFeed`; each view carries its clu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import InvalidRequest, WorkloadNotFound
 from workload_map.gvk import GVK
 from workload_map.kube.freshness import FRESH, Freshness, freshness
-from workload_map.kube.reader import InformerStatus
-from workload_map.resolution import WorkloadView
-from workload_map.service import WorkloadService
-from workload_map.service.feed import ChangeFeed
+from workload_map.kube.reader import InformerStatus, Reader
+from workload_map.materialization.materializer import Materializer
+from workload_map.resolution import GpuPolicy, WorkloadView
+from workload_map.service.reads import Allow, WorkloadReads
+from workload_map.service.workloads import WorkloadService
+from workload_map.materialization.feed import ChangeFeed
 from workload_map.service.pods import PodPlacement
-from workload_map.service.registration import Registrar
-from workload_map.service.views import GpuBucket
+from workload_map.registration.registrar import Registrar
+from workload_map.materialization.views import GpuBucket
 
 
 def _add(into: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:
@@ -80,10 +83,9 @@ def combined(states: Mapping[str, Mapping[GVK, InformerStatus]]) -> Freshness:
         last_success=None if None in contacts else min(c for c in contacts if c is not None))
 
 
-def _failing(reader: Any) -> bool:
+def _failing(reader: Reader) -> bool:
     """True when an informer that has not synced yet reports an error (cluster unreachable)."""
-    states = getattr(reader, "states", None)
-    return callable(states) and any(s.last_error and not s.is_settled for s in states().values())
+    return any(s.last_error and not s.is_settled for s in reader.states().values())
 
 
 def fleet_order(view: WorkloadView) -> tuple[str, str, str, str, str]:
@@ -91,7 +93,7 @@ def fleet_order(view: WorkloadView) -> tuple[str, str, str, str, str]:
     return (view.namespace or "", view.kind, view.group, view.name, view.cluster)
 
 
-class Fleet:
+class Fleet(WorkloadReads):
     """The workloads of several clusters (see module docstring).
 
     Args:
@@ -111,7 +113,7 @@ class Fleet:
                 raise ValueError(f"the service of cluster {name!r} stamps views with {service.cluster!r}")
         self.members = dict(members)
         self.primary = next(iter(self.members.values()))
-        self.feed = feed
+        self._feed = feed
         self.writers: dict[str, Any] = {}
         """Cluster name -> the workload writer of that cluster (set by ``workload_map.app``)."""
         self._lists: dict[tuple[Any, ...], list[WorkloadView]] = {}
@@ -119,22 +121,27 @@ class Fleet:
     # what the front doors read besides the views
 
     @property
-    def registry(self) -> Any:
+    def registry(self) -> DefinitionRegistry:
         """The first cluster's definitions (the catalog and its Karta objects)."""
         return self.primary.registry
 
     @property
-    def policy(self) -> Any:
+    def policy(self) -> GpuPolicy:
         """The GPU policy (the same for every cluster)."""
         return self.primary.policy
 
     @property
-    def reader(self) -> Any:
+    def reader(self) -> Reader:
         """The first cluster's reader (per-cluster readers: ``members[name].reader``)."""
         return self.primary.reader
 
     @property
-    def materializer(self) -> Any:
+    def feed(self) -> ChangeFeed:
+        """The change feed every member publishes on."""
+        return self._feed
+
+    @property
+    def materializer(self) -> Materializer | None:
         """The first cluster's materializer (for the pool metrics)."""
         return self.primary.materializer
 
@@ -153,21 +160,21 @@ class Fleet:
         for service in self.members.values():
             service.on_resolved = hook
 
+    def serves(self, cluster: str | None) -> bool:
+        """True for None (every cluster) and for the name of a member."""
+        return cluster is None or cluster in self.members
+
+    def readers(self) -> dict[str, Reader]:
+        """Cluster name -> its reader, in command-line order."""
+        return {name: service.reader for name, service in self.members.items()}
+
+    def freshness(self) -> Freshness:
+        """Every cluster's freshness together (:func:`combined`: stale when any is)."""
+        return combined({name: reader.states() for name, reader in self.readers().items()})
+
     def freshness_by_cluster(self) -> dict[str, Freshness]:
         """Cluster name -> how current its cache is (``workload_map.kube.freshness``)."""
-        out: dict[str, Freshness] = {}
-        for name, service in self.members.items():
-            states = getattr(service.reader, "states", None)
-            out[name] = freshness(states()) if callable(states) else FRESH
-        return out
-
-    def states_by_cluster(self) -> dict[str, dict[GVK, InformerStatus]]:
-        """Cluster name -> informer statuses of its reader."""
-        out: dict[str, dict[GVK, InformerStatus]] = {}
-        for name, service in self.members.items():
-            states = getattr(service.reader, "states", None)
-            out[name] = dict(states()) if callable(states) else {}
-        return out
+        return {name: service.freshness() for name, service in self.members.items()}
 
     def member(self, cluster: str | None) -> WorkloadService:
         """The service of ``cluster`` (None: the first cluster).
@@ -234,13 +241,26 @@ class Fleet:
 
     # reads
 
-    def workloads(self, *, cluster: str | None = None, **filters: Any) -> list[WorkloadView]:
-        """Every cluster's (or one cluster's) workloads matching ``filters``, in :func:`fleet_order`.
+    def workloads(self, *, namespace: str | None = None, kind: str | None = None, group: str | None = None,
+                  phase: str | None = None, definition: str | None = None,
+                  namespaces: Iterable[str] | None = None, allow: Allow | None = None,
+                  cluster: str | None = None) -> list[WorkloadView]:
+        """Every cluster's (or one cluster's) workloads matching the filters, in :func:`fleet_order`.
+
+        The filters are those of :meth:`WorkloadService.workloads`, applied in each member.
 
         Args:
+            namespace: only this namespace.
+            kind: Kind, case-insensitive.
+            group: API group ("" for core).
+            phase: a matched phase of the workload.
+            definition: definition name.
+            namespaces: visibility filter by namespace; None = all.
+            allow: visibility filter by root GVK and namespace; None = all.
             cluster: only this cluster (an unknown name gives ``[]``, as any other filter).
-            **filters: the keyword filters of :meth:`WorkloadService.workloads`.
         """
+        filters: dict[str, Any] = {"namespace": namespace, "kind": kind, "group": group, "phase": phase,
+                                   "definition": definition, "namespaces": namespaces, "allow": allow}
         parts = [s.workloads(**filters) for s in self._chosen(cluster)]
         cacheable = filters.get("allow") is None and filters.get("namespaces") is None
         key = (cluster, tuple(sorted((k, v) for k, v in filters.items() if v is not None)),
@@ -289,13 +309,37 @@ class Fleet:
         return merge_buckets(s.gpu_summary(group_by) for s in self.members.values())
 
 
-def route_write(service: Any, writer: Any, identity: tuple[str, str, str, str],
+def write_cluster(served: Sequence[str], cluster: str | None, holder: Callable[[], str] | None = None) -> str:
+    """The one rule choosing the cluster a write goes to: workload writes and definition writes alike.
+
+    ``cluster`` when given (it must be one served), else the cluster holding the workload
+    (``holder``, for a write to a workload), else the first cluster. A single cluster
+    without a name (offline) accepts any name.
+
+    Args:
+        served: the names of the clusters served, in command-line order (at least one).
+        cluster: the cluster asked for, or None.
+        holder: the name of the cluster holding the targeted workload (may raise
+            ``WorkloadNotFound``); None for a definition write.
+
+    Raises:
+        InvalidRequest: ``cluster`` is not served (the message lists the served ones).
+        WorkloadNotFound: from ``holder``.
+    """
+    if cluster is not None:
+        if cluster in served or served == [""]:
+            return cluster
+        raise InvalidRequest(f"cluster must be one of {', '.join(served)}, got {cluster!r}")
+    return holder() if holder is not None else served[0]
+
+
+def route_write(service: WorkloadReads, writer: Any, identity: tuple[str, str, str, str],
                 cluster: str | None) -> tuple[WorkloadService, Any]:
-    """The service and writer of the cluster that holds the workload a write targets.
+    """The service and writer of the cluster a write to a workload goes to (:func:`write_cluster`).
 
     Writes (pod-template changes, suspend, resume) go to the workload's own cluster: with a
-    :class:`Fleet`, that of ``cluster``, or the first cluster holding the workload; with
-    one service, ``service`` and ``writer`` themselves.
+    :class:`Fleet`, its member of that cluster and that member's writer; with one service,
+    ``service`` and ``writer`` themselves.
 
     Args:
         service: a ``WorkloadService`` or a :class:`Fleet` (whose ``writers`` maps cluster
@@ -305,33 +349,33 @@ def route_write(service: Any, writer: Any, identity: tuple[str, str, str, str],
         cluster: the cluster asked for, or None.
 
     Raises:
-        WorkloadNotFound: the workload is in no chosen cluster (or ``cluster`` names
-            another cluster than the single one).
-        InvalidRequest: ``cluster`` is not a configured cluster of the fleet.
+        WorkloadNotFound: no cluster given, and the workload is in none.
+        InvalidRequest: ``cluster`` is not a cluster served.
     """
     namespace, group, kind, name = identity
-    if not isinstance(service, Fleet):
-        if not service.serves(cluster):
-            raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {namespace}/{name} not found in cluster "
-                                   f"{cluster}")
-        return service, writer
-    member = service.member(cluster) if cluster is not None else None  # an unknown name fails here
-    view = (member or service).workload(namespace, group, kind, name)
-    return service.member(view.cluster), service.writers.get(view.cluster)
+
+    def holder() -> str:
+        return service.workload(namespace, group, kind, name).cluster
+
+    chosen = write_cluster(list(service.readers()), cluster, holder if isinstance(service, Fleet) else None)
+    if isinstance(service, Fleet):
+        return service.member(chosen), service.writers.get(chosen)
+    assert isinstance(service, WorkloadService), "the read API has two implementations"
+    return service, writer
 
 
 def registrar_for(first: Registrar, registrars: dict[str, Registrar], name: str,
                   cluster: str | None) -> Registrar:
-    """The registrar of ``cluster``: ``first`` for None (or the single cluster's ``name``).
+    """The registrar of the cluster a definition write goes to (:func:`write_cluster`).
+
+    Args:
+        first: the first cluster's registrar.
+        registrars: cluster name -> registrar with several clusters (empty with one).
+        name: the single cluster's name.
+        cluster: the cluster asked for, or None.
 
     Raises:
         InvalidRequest: ``cluster`` names no served cluster (the message lists them).
     """
-    if cluster is None:
-        return first
-    if cluster in registrars:
-        return registrars[cluster]
-    if not registrars and cluster == name:
-        return first
-    names = ", ".join(registrars) or name
-    raise InvalidRequest(f"cluster must be one of {names}, got {cluster!r}")
+    chosen = write_cluster(list(registrars) or [name], cluster)
+    return registrars.get(chosen, first)

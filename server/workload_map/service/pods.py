@@ -2,7 +2,7 @@
 
 A scheduler's pod grouper (KAI Scheduler's, issue 15 item 3) asks, for one pod, for its
 top-level workload and the gang it must be scheduled with. The answer is read from the
-materialized views only: :class:`~workload_map.service.views.ViewStore` keeps an index of
+materialized views only: :class:`~workload_map.materialization.views.ViewStore` keeps an index of
 (namespace, pod name) and pod uid -> workload uid with the views, so a lookup is two dict
 reads and a walk over that workload's gangs; nothing is resolved and no jq runs.
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from workload_map.definitions.model import Component, Definition
 from workload_map.resolution.view import GangGroup, PodView, WorkloadView
-from workload_map.service.views import Record, ViewStore
+from workload_map.materialization.views import Record, ViewStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,20 +6,21 @@ one-definition-per-GVK rule, runs a trial evaluation in a child process
 :class:`~workload_map.definitions.registry.DefinitionRegistry` and asks for its kinds to be
 watched. Any failure before the registry update leaves the previous definition in force.
 Definitions that arrive without this path (stored files, Karta objects) are handled by
-its base, :class:`~workload_map.service.following.DefinitionIntake`.
+its base, :class:`~workload_map.registration.following.DefinitionIntake`.
 
 :func:`register_document` is the front doors' entry point: the guards of
-``workload_map.service.guards`` around :meth:`Registrar.register`.
+``workload_map.registration.guards`` around :meth:`Registrar.register`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,15 +37,18 @@ from workload_map.errors import (
 )
 from workload_map.gvk import GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
-from workload_map.service.following import REGISTERED_AT, DefinitionIntake
-from workload_map.service.guards import unreadable_as_invalid
-from workload_map.service.stores import DefinitionStore
+from workload_map.registration.following import REGISTERED_AT, DefinitionIntake
+from workload_map.registration.guards import decode_checked, unreadable_as_invalid
+from workload_map.registration.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
 
 GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/version", "run.ai/karta-version"),
               ("karta.run.ai/kind", "run.ai/karta-kind"))
 """Both upstream spellings of the GVK labels stamped on a stored definition (docs/definition-format.md section 1)."""
+
+WRITE_SETTLE_S = 10.0
+"""Longest a registration waits for the views of the changed kinds (read-your-writes), seconds."""
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 """A DNS subdomain name (Kubernetes "Object Names and IDs"), the rule for a Karta's name."""
@@ -96,6 +100,13 @@ class Registrar(DefinitionIntake):
         store: where registrations persist (its ``origin`` tags the entries).
         watch: called with every GVK a registered definition needs; e.g. ``InformerCache.watch``.
         trial_timeout: seconds for the trial evaluation of new expressions (0 disables).
+
+    Attributes:
+        settle: read-your-writes: after a registration or removal that changed the
+            definitions in force, awaited with ``WRITE_SETTLE_S`` before the call returns, so
+            the caller's next read sees the workloads of the changed kinds re-resolved
+            (the served views' ``settled``, attached by ``workload_map.api.runtime``); None:
+            return at once (the CLI).
     """
 
     def __init__(self, registry: DefinitionRegistry, store: DefinitionStore, *,
@@ -105,6 +116,12 @@ class Registrar(DefinitionIntake):
         self.max_definitions = MAX_DEFINITIONS
         self.max_definitions_bytes = MAX_DEFINITIONS_BYTES
         self._sizes: dict[str, int] = {}
+        self.settle: Callable[[float], Awaitable[bool]] | None = None
+
+    async def _settled_since(self, generation: int) -> None:
+        """Read-your-writes: wait for the views when the definitions changed since ``generation``."""
+        if self.settle is not None and self.registry.generation != generation:
+            await self.settle(WRITE_SETTLE_S)
 
     async def check(self, doc: Any) -> Definition:
         """Validate ``doc`` (text or decoded) as a registration would, storing nothing.
@@ -145,6 +162,7 @@ class Registrar(DefinitionIntake):
         Raises:
             StoreError: the store could not be written (the previous definition stays).
         """
+        generation = self.registry.generation
         async with self._lock:
             definition = await self.check(doc)
             previous = next((e for e in self.registry.registered(self.store.origin) if e.key == definition.name), None)
@@ -153,11 +171,13 @@ class Registrar(DefinitionIntake):
             manifest = _stored_manifest(definition, previous)
             self._check_room(definition.name, len(json.dumps(manifest, default=str)))
             await self.store.save(definition.name, manifest)
-            entry = self._put(self.store.origin, definition.name, load_definition(manifest),
+            # the stored manifest only adds labels and the registration time: not parsed again
+            entry = self._put(self.store.origin, definition.name, dataclasses.replace(definition, manifest=manifest),
                               manifest["metadata"]["annotations"][REGISTERED_AT])
             log.info("registered definition %s for %s (origin %s)", definition.name, definition.gvk,
                      self.store.origin)
-            return Registration(entry.definition, entry, previous is None, False)
+        await self._settled_since(generation)
+        return Registration(entry.definition, entry, previous is None, False)
 
     def _check_room(self, key: str, size: int) -> None:
         """Refuse a definition that would exceed the count or total size limit (a replacement counts once).
@@ -188,6 +208,7 @@ class Registrar(DefinitionIntake):
             DefinitionNotFound: no definition at all is named ``key``.
             StoreError: the store could not be written.
         """
+        generation = self.registry.generation
         async with self._lock:
             entry = next((e for e in self.registry.registered(self.store.origin) if e.key == key), None)
             if entry is None:
@@ -200,7 +221,8 @@ class Registrar(DefinitionIntake):
             self.registry.unregister(origin=self.store.origin, key=key)
             self.skipped.pop((self.store.origin, key), None)
             log.info("unregistered definition %s (origin %s)", key, self.store.origin)
-            return entry
+        await self._settled_since(generation)
+        return entry
 
     def entry_of(self, outcome: Registration) -> Entry:
         """The registry entry of ``outcome``; for a dry run, an entry as it would be stored."""
@@ -218,7 +240,7 @@ async def register_document(registrar: Registrar, doc: Any, *, dry_run: bool = F
         Conflict / StoreError: see :meth:`Registrar.register`.
     """
     with unreadable_as_invalid():
-        return await registrar.register(doc, dry_run=dry_run)
+        return await registrar.register(decode_checked(doc), dry_run=dry_run)
 
 
 def _stored_manifest(definition: Definition, previous: Entry | None) -> dict[str, Any]:

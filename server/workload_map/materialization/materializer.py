@@ -22,7 +22,13 @@ generated from templates are owned by their pod and need nothing extra.
 Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
 (``workload_map.kube.memory``): the free memory of the initial lists and resolutions goes back.
 Views are compacted as they arrive, in the pool's dispatcher thread
-(``workload_map.service.viewcompact``).
+(``workload_map.materialization.compaction``).
+
+Offline (a service never started: the CLI, tests building a service directly): the same
+materializer is run to completion on each read (:meth:`Materializer.run_to_completion`):
+the first run hooks the reader and registry and does the full pass, later runs resolve only
+what events or definition changes marked since, through a :class:`BlockingResolver` (the
+same worker code and budget, one forked worker) instead of the background pool.
 
 Timeouts: a resolution over its budget ends the worker (the pool replaces it) and the
 workload gets an error view naming the definition and the budget. After
@@ -37,8 +43,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.registry import Entry
@@ -48,14 +54,12 @@ from workload_map.kube.reader import ChangeEvent
 from workload_map.owners import owner_chain
 from workload_map.resolution.dra import RESOURCE_CLAIM
 from workload_map.resolution.resolver import failed_view
-from workload_map.service.claims import ClaimDependents
-from workload_map.service.pool import Outcome, ResolverPool, definition_key
-from workload_map.service.scheduler import DirtySet
-from workload_map.service.viewcompact import compact_view
-from workload_map.service.worker import Job
-
-if TYPE_CHECKING:
-    from workload_map.service import WorkloadService
+from workload_map.materialization.claims import ClaimDependents
+from workload_map.materialization.pool import BlockingResolver, Outcome, ResolverPool, definition_key
+from workload_map.materialization.scheduler import DirtySet
+from workload_map.materialization.compaction import compact_view
+from workload_map.materialization.worker import Job
+from workload_map.materialization.workset import WorkloadSet
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +69,21 @@ RESCAN_YIELD_EVERY = 1_000
 
 
 class Materializer:
-    """Runs the resolver loop of one ``WorkloadService`` (see module docstring).
+    """Runs the resolver loop of one workload set (see module docstring).
 
     Args:
-        service: the service whose store it fills.
+        service: the workload set whose store it fills (shared with the read service).
         workers: worker processes.
         timeout_s: budget of one resolution, seconds.
         quarantine_after: timeouts of one definition (per registry generation) that
             quarantine it.
+        resolver: offline: resolve through this blocking resolver in
+            :meth:`run_to_completion` (``workers`` is then unused); None: the background pool
+            of :meth:`start`, which needs a running event loop.
     """
 
-    def __init__(self, service: WorkloadService, *, workers: int, timeout_s: float, quarantine_after: int) -> None:
+    def __init__(self, service: WorkloadSet, *, workers: int, timeout_s: float, quarantine_after: int,
+                 resolver: BlockingResolver | None = None) -> None:
         self.service = service
         self.dirty = DirtySet()
         self.timeout_s = timeout_s
@@ -90,36 +98,70 @@ class Materializer:
         self._jobs: dict[str, Entry] = {}
         self._wake = asyncio.Event()
         self._settled = asyncio.Event()
-        self._loop = asyncio.get_running_loop()
-        self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH)
+        self._resolver = resolver
+        self._loop = asyncio.get_running_loop() if resolver is None else None
+        self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH) if resolver is None else None
         self._task: asyncio.Task[None] | None = None
         self._last_progress = 0.0
         self.claims = ClaimDependents()
 
     @property
     def pool(self) -> ResolverPool:
-        """The worker pool."""
+        """The background worker pool.
+
+        Raises:
+            RuntimeError: an offline materializer (it has a blocking resolver instead).
+        """
+        if self._pool is None:
+            raise RuntimeError("an offline materializer has no background pool")
         return self._pool
 
     def start(self) -> None:
         """Start the workers, hook the reader and registry, and run the loop task."""
-        self._pool.start()
-        add = getattr(self.service.reader, "add_listener", None)
-        if callable(add):
-            add(self._on_event)
-        self.service.registry.add_listener(self._on_definitions)
+        assert self._loop is not None, "an offline materializer is run with run_to_completion()"
+        self.pool.start()
+        self._hook()
         self._task = self._loop.create_task(self._run(), name="wmap-materializer")
 
     async def stop(self) -> None:
         """Cancel the loop, unhook, and end the worker processes."""
-        remove = getattr(self.service.reader, "remove_listener", None)
-        if callable(remove):
-            remove(self._on_event)
-        self.service.registry.remove_listener(self._on_definitions)
+        self.unhook()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        await asyncio.to_thread(self._pool.close)
+        await asyncio.to_thread(self.pool.close)
+
+    def _hook(self) -> None:
+        self.service.reader.add_listener(self._on_event)
+        self.service.registry.add_listener(self._on_definitions)
+
+    def unhook(self) -> None:
+        """Stop following the reader and the registry (idempotent)."""
+        self.service.reader.remove_listener(self._on_event)
+        self.service.registry.remove_listener(self._on_definitions)
+
+    def run_to_completion(self) -> None:
+        """Offline: resolve everything pending now, blocking, through the blocking resolver.
+
+        The first call hooks the reader and registry and does the full pass; later calls
+        resolve only what changed since (see module docstring).
+        """
+        assert self._resolver is not None, "a background materializer runs in its loop task"
+        if not self._listening:
+            self._hook()
+            self._index_claims()
+        while True:
+            if self._rescan:
+                self._rescan = False
+                for _ in self._rescan_steps():
+                    pass
+            jobs = [job for uid in self.dirty.take(len(self.dirty)) if (job := self._job(uid)) is not None]
+            if not jobs and not len(self.dirty):
+                break
+            for outcome in self._resolver.resolve(jobs) if jobs else ():
+                self._compact(outcome)
+                self._on_outcome(outcome)
+        self.ready = True
 
     async def settled(self, timeout: float | None = None) -> bool:
         """Wait until the first pass is done and nothing is dirty or in flight; False on timeout."""
@@ -174,15 +216,20 @@ class Materializer:
             self._wake.set()
 
     def _post(self, outcome: Outcome) -> None:  # dispatcher thread
-        if outcome.view is not None:
-            try:
-                compact_view(outcome.view)  # off the loop, before anything else sees the view
-            except Exception:  # noqa: BLE001 - an uncompacted view is still a correct view
-                log.debug("compacting the view of %s failed", outcome.uid, exc_info=True)
+        self._compact(outcome)  # off the loop, before anything else sees the view
+        assert self._loop is not None
         try:
             self._loop.call_soon_threadsafe(self._on_outcome, outcome)
         except RuntimeError:  # loop closed during shutdown
             pass
+
+    @staticmethod
+    def _compact(outcome: Outcome) -> None:
+        if outcome.view is not None:
+            try:
+                compact_view(outcome.view)
+            except Exception:  # noqa: BLE001 - an uncompacted view is still a correct view
+                log.debug("compacting the view of %s failed", outcome.uid, exc_info=True)
 
     # the loop
 
@@ -190,9 +237,7 @@ class Materializer:
         started = time.monotonic()
         while not self.service.reader.is_synced():
             await asyncio.sleep(0.05)
-        for pod in self.service.reader.list(POD_GVK):  # events before this point were not indexed
-            self.claims.update(pod)
-        self._listening = True
+        self._index_claims()
         log.info("informers synced after %.1f s: resolving every workload", time.monotonic() - started)
         while True:
             if self._rescan:
@@ -206,12 +251,23 @@ class Materializer:
             await self._wake.wait()
             self._wake.clear()
 
+    def _index_claims(self) -> None:
+        """Index the pods' shared claims (events before this point were not indexed); start listening."""
+        for pod in self.service.reader.list(POD_GVK):
+            self.claims.update(pod)
+        self._listening = True
+
     async def _do_rescan(self) -> None:
+        for _ in self._rescan_steps():
+            await asyncio.sleep(0)
+
+    def _rescan_steps(self) -> Iterator[None]:
+        """The rescan (module docstring), yielding every ``RESCAN_YIELD_EVERY`` objects."""
         service, store = self.service, self.service.store
         found: dict[str, Entry] = {}
         for count, (entry, obj) in enumerate(service.iter_roots()):
             if count % RESCAN_YIELD_EVERY == RESCAN_YIELD_EVERY - 1:
-                await asyncio.sleep(0)
+                yield
             if service.is_top_level(obj):
                 found[str(obj.get("metadata", {}).get("uid", ""))] = entry
         for uid in store.uids():
@@ -229,10 +285,10 @@ class Materializer:
         self.known = len(found)
 
     async def _dispatch(self) -> None:
-        limit = self._pool.size * BATCH * 2
+        limit = self.pool.size * BATCH * 2
         while len(self.dirty) and self.dirty.in_flight < limit:
             jobs = [job for uid in self.dirty.take(BATCH) if (job := self._job(uid)) is not None]
-            self._pool.submit(jobs)
+            self.pool.submit(jobs)
             await asyncio.sleep(0)
 
     def _job(self, uid: str) -> tuple[Job, Any] | None:

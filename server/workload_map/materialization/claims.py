@@ -2,7 +2,7 @@
 
 A ResourceClaim that pods name in ``spec.resourceClaims[].resourceClaimName`` is created on its
 own (no ownerReference), so the owner graph links it to no workload; the materializer asks
-this index instead (``workload_map.service.materializer``).
+this index instead (``workload_map.materialization.materializer``).
 """
 
 from __future__ import annotations

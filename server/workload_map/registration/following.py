@@ -8,7 +8,7 @@ in force, the store (whose ``origin`` tags entries), the trial evaluation (a chi
 process, ``workload_map.jq.trial``) and the list of skipped definitions. A valid arrival is
 registered (origin ``cluster`` for a Karta, the store's origin for stored files); an
 invalid one is skipped and reported (never raised); a deleted Karta is removed.
-``workload_map.service.registration.Registrar`` adds the write path on top.
+``workload_map.registration.registrar.Registrar`` adds the write path on top.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from workload_map.gvk import GVK, KARTA_GVK, POD_GVK
 from workload_map.jq.trial import TRIAL_TIMEOUT_S
 from workload_map.kube.reader import ChangeEvent, Reader
 from workload_map.resolution.dra import DRA_KINDS
-from workload_map.service.stores import DefinitionStore
+from workload_map.registration.stores import DefinitionStore
 
 log = logging.getLogger(__name__)
 
@@ -168,34 +168,24 @@ class DefinitionIntake:
         Karta events are taken losslessly: through the reader's synchronous listener hook
         (``ObjectGraph.add_listener``) into an unbounded local queue that only ever holds
         Karta events (a handful), so the event storm of an initial list of pods cannot push
-        a definition change out of a bounded subscriber queue. A reader without the hook is
-        followed through ``subscribe()``. Runs until cancelled; the hook or queue is released
-        in ``finally``.
+        a definition change out of a bounded subscriber queue. Runs until cancelled; the hook
+        is released in ``finally``.
         """
-        add, remove = getattr(reader, "add_listener", None), getattr(reader, "remove_listener", None)
         local: asyncio.Queue[ChangeEvent] = asyncio.Queue()
 
         def on_change(event: ChangeEvent) -> None:
             if event.gvk.group_kind == KARTA_GVK.group_kind:
                 local.put_nowait(event)
 
-        queue = local
-        if callable(add) and callable(remove):
-            add(on_change)
-        else:
-            queue = reader.subscribe()
+        reader.add_listener(on_change)
         try:
             for obj in reader.list(KARTA_GVK):
                 await self._apply_checked("ADDED", obj)
             while True:
-                event = await queue.get()
-                if event.gvk.group_kind == KARTA_GVK.group_kind:
-                    await self._apply_checked(event.type, event.obj)
+                event = await local.get()
+                await self._apply_checked(event.type, event.obj)
         finally:
-            if queue is local and callable(remove):
-                remove(on_change)
-            else:
-                reader.unsubscribe(queue)
+            reader.remove_listener(on_change)
 
     async def _apply_checked(self, event_type: str, obj: Mapping[str, Any]) -> None:
         name = str((obj.get("metadata") or {}).get("name", ""))

@@ -1,6 +1,6 @@
 """The resolver worker process: receives batches of jobs, resolves each, replies per job.
 
-Runs in a child process started by ``workload_map.service.pool`` (``forkserver`` preloads this
+Runs in a child process started by ``workload_map.materialization.pool`` (``forkserver`` preloads this
 module, so a replacement worker starts in milliseconds with jq and the resolver already
 imported). The only importer of the resolver on the serving path: the server process
 never runs jq for a request.
@@ -33,13 +33,15 @@ import resource
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from workload_map.definitions.model import Definition
 from workload_map.jq import set_evaluation_tracer
-from workload_map.resolution import resolve
+from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, resolve
+from workload_map.resolution.nesting import Nested
 
 PR_SET_PDEATHSIG = 1
 EXPRESSION_SLOT_BYTES = 512
@@ -68,17 +70,55 @@ def limit_memory(budget: int = MEMORY_BUDGET_BYTES) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Inputs:
+    """What one resolution reads besides the definition: the arguments of ``workload_map.resolution.resolve``.
+
+    Built in one place, ``workload_map.materialization.workset.WorkloadSet.inputs``; pickled
+    to the worker process. Objects are Kubernetes JSON objects as the cache holds them.
+
+    Attributes:
+        root: the workload object.
+        objects: its controller-owned descendants other than pods.
+        pods: its controller-owned pods.
+        origin: where the definition comes from (``catalog``, ``registered``, ...).
+        policy: the GPU resource names.
+        claims: the ResourceClaims its pods name (DRA).
+        claim_templates: the ResourceClaimTemplates of its namespace (DRA).
+        nested: the definitions of nested workload kinds (``workload-map.run.ai/nested``), or None.
+        uid_conflicts: the objects holding the root's uid when two or more distinct ones do
+            (``Reader.uid_conflicts``); the view then reports the conflict.
+    """
+
+    root: Mapping[str, Any]
+    objects: Sequence[Mapping[str, Any]] = ()
+    pods: Sequence[Mapping[str, Any]] = ()
+    origin: str = "catalog"
+    policy: GpuPolicy = DEFAULT_GPU_POLICY
+    claims: Sequence[Mapping[str, Any]] = ()
+    claim_templates: Sequence[Mapping[str, Any]] = ()
+    nested: Nested | None = None
+    uid_conflicts: Sequence[str] = ()
+
+    def resolve(self, definition: Definition) -> Any:
+        """``workload_map.resolution.resolve(definition, ...)`` over these inputs (the ``WorkloadView``)."""
+        return resolve(definition, self.root, objects=self.objects, pods=self.pods, origin=self.origin,
+                       policy=self.policy, claims=self.claims, claim_templates=self.claim_templates,
+                       nested=self.nested, uid_conflicts=self.uid_conflicts)
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """One resolution job sent to a worker process.
 
-    Holds the workload uid, its definition's content key, and the inputs of
-    ``workload_map.resolution.resolve`` besides the definition (``root``, ``objects``, ``pods``,
-    ``origin``, ``policy``, ...; built in one place, ``WorkloadService.inputs``).
+    Attributes:
+        uid: the workload's uid.
+        definition: the content key of its definition (``pool.definition_key``).
+        inputs: the inputs of the resolution.
     """
 
     uid: str
     definition: str
-    inputs: dict[str, Any] = field(default_factory=dict)
+    inputs: Inputs
 
 
 def _die_with_parent() -> None:
@@ -92,7 +132,7 @@ def run_job(definitions: dict[str, Definition], job: Job) -> tuple[str, Any, str
     """Resolve one job; returns ``(uid, view or None, error or None, seconds)``."""
     started = time.perf_counter()
     try:
-        view = resolve(definitions[job.definition], **job.inputs)
+        view = job.inputs.resolve(definitions[job.definition])
         return job.uid, view, None, time.perf_counter() - started
     except MemoryError:
         return (job.uid, None, f"resolution exceeded its memory budget of {MEMORY_BUDGET_BYTES // 2**20} MiB",

@@ -38,8 +38,8 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Literal
 
 from workload_map.definitions.model import Definition
-from workload_map.service import worker as worker_module
-from workload_map.service.worker import Job
+from workload_map.materialization import worker as worker_module
+from workload_map.materialization.worker import Job
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from workload_map.definitions.parse import KARTA_API_VERSION
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import DefinitionNotFound, InvalidDefinition, InvalidRequest, Problem
 from workload_map.gvk import GVK
-from workload_map.service.guards import unreadable_as_invalid
-from workload_map.service.registration import Registrar, not_deletable
+from workload_map.registration.guards import unreadable_as_invalid
+from workload_map.registration.registrar import Registrar, not_deletable
 
 TYPE_ANNOTATION = "workload-map.run.ai/workload-type"
 INTERFACE_ANNOTATION = "workload-map.run.ai/resource-interface"

@@ -1,0 +1,152 @@
+"""The workload set: which objects are workloads, what resolving one reads, where its view goes.
+
+The one object the :class:`~workload_map.materialization.materializer.Materializer` and the
+read service (``workload_map.service.workloads.WorkloadService``) share, so that neither
+reaches into the other: the covered set (the definitions in force, per registry
+generation), the top-level rule, the inputs of one resolution, and the two writes to the
+:class:`ViewStore` (``record`` and ``forget``), each publishing its :class:`ViewChange`.
+
+Top-level rule: an object is a workload only when no object up its controller chain is
+itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not workloads
+of their own), as upstream ``kli get --all-types`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from workload_map import owners
+from workload_map.definitions.model import Definition
+from workload_map.definitions.registry import DefinitionRegistry, Entry
+from workload_map.gvk import GVK
+from workload_map.kube.reader import Reader
+from workload_map.materialization.feed import ChangeFeed, ViewChange
+from workload_map.materialization.views import ViewStore
+from workload_map.materialization.worker import Inputs
+from workload_map.resolution import GpuPolicy, WorkloadView
+from workload_map.resolution.dra import claim_inputs
+from workload_map.resolution.nesting import nested_definitions
+
+
+class WorkloadSet:
+    """The top-level workloads of one reader under one registry, and their stored views.
+
+    Args:
+        registry: definitions in force.
+        reader: live informer cache or snapshot.
+        policy: GPU resource names.
+        cluster: the cluster name stamped on every recorded view ("" for none); may be set
+            later, before the first view is recorded.
+        feed: where changes are published (several clusters may share one).
+    """
+
+    def __init__(self, registry: DefinitionRegistry, reader: Reader, *, policy: GpuPolicy, cluster: str = "",
+                 feed: ChangeFeed | None = None) -> None:
+        self.registry, self.reader, self.policy, self.cluster = registry, reader, policy, cluster
+        self.store = ViewStore()
+        self.feed = feed if feed is not None else ChangeFeed()
+        self.resolutions = 0
+        #: (definition name, registry generation) -> message, for quarantined definitions.
+        self.quarantined: dict[tuple[str, int], str] = {}
+        #: Called after every recorded view with the view and its seconds (metrics).
+        self.on_resolved: Callable[[WorkloadView, float], None] | None = None
+        self._covered: tuple[int, set[tuple[str, str]]] = (-1, set())
+
+    # the covered set and the top-level rule
+
+    def covered_group_kinds(self) -> set[tuple[str, str]]:
+        """(group, kind) of every definition in force (cached per registry generation)."""
+        if self._covered[0] != self.registry.generation:
+            self._covered = (self.registry.generation, {g.group_kind for g in self.registry.root_gvks()})
+        return self._covered[1]
+
+    def entry_for(self, obj: Mapping[str, Any]) -> Entry | None:
+        """The definition in force for ``obj``'s GVK, or None (also for a malformed object)."""
+        try:
+            return self.registry.lookup(GVK.of(obj))
+        except ValueError:
+            return None
+
+    def is_top_level(self, obj: Mapping[str, Any], covered: set[GVK] | None = None) -> bool:
+        """True when no controller ancestor of ``obj`` is a covered kind.
+
+        ``covered`` defaults to the definitions in force (cached per registry generation).
+        The walk is the one owner-chain walk (``workload_map.owners.owner_chain``): same-namespace
+        owners only, depth ``MAX_OWNER_DEPTH``, an ownerReference cycle listed once.
+        """
+        kinds = self.covered_group_kinds() if covered is None else {g.group_kind for g in covered}
+
+        def is_covered(owner: Mapping[str, Any]) -> bool:
+            try:
+                return GVK.of(owner).group_kind in kinds
+            except ValueError:
+                return False
+
+        return owners.is_top_level(obj, self.reader.by_uid, is_covered)
+
+    def iter_roots(self) -> Iterator[tuple[Entry, Mapping[str, Any]]]:
+        """Every object of a covered GVK with the entry in force for it."""
+        for entry in list(self.registry.entries()):
+            for obj in self.reader.list(entry.gvk):
+                yield entry, obj
+
+    # the inputs of one resolution: the only place they are gathered
+
+    def inputs(self, obj: Mapping[str, Any], entry: Entry) -> Inputs:
+        """What resolving ``obj`` under ``entry`` reads (the resolver's arguments besides the definition)."""
+        uid = str(obj.get("metadata", {}).get("uid", ""))
+        related = self.reader.descendants(uid) if uid else []
+        pods = [o for o in related if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
+        objects = [o for o in related if not (o.get("kind") == "Pod" and o.get("apiVersion") == "v1")]
+        dra = claim_inputs(self.reader, obj.get("metadata", {}).get("namespace"))
+        claims = dra["claims"]
+        if claims:
+            named = _claim_names(pods)
+            claims = [c for c in claims if c.get("metadata", {}).get("name") in named]
+        nested = nested_definitions(entry.definition, objects, self._definition_of)
+        held = self.reader.uid_conflicts(uid) if uid else []  # issue 28: a uid held by two objects
+        return Inputs(obj, objects, pods, entry.origin, self.policy, claims, dra["claim_templates"], nested or None,
+                      tuple(held))
+
+    def _definition_of(self, obj: Mapping[str, Any]) -> Definition | None:
+        entry = self.entry_for(obj)
+        return entry.definition if entry is not None else None
+
+    # the writes to the store
+
+    def record(self, entry: Entry, view: WorkloadView, seconds: float) -> None:
+        """Stamp ``view`` with the cluster, store it and publish the change."""
+        if self.cluster:
+            view.cluster = self.cluster
+        previous = self.store.put(entry, view)
+        self.resolutions += 1
+        if self.on_resolved is not None:
+            self.on_resolved(view, seconds)
+        self.feed.publish(ViewChange("added" if previous is None else "modified", view.uid, view.namespace,
+                                     view.kind, view.name, previous.view if previous else None, view))
+
+    def forget(self, uid: str) -> None:
+        """Drop the view of ``uid`` (gone or no longer top-level) and publish the removal."""
+        previous = self.store.remove(uid)
+        if previous is not None:
+            v = previous.view
+            self.feed.publish(ViewChange("removed", uid, v.namespace, v.kind, v.name, v, None))
+
+
+def _claim_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Names of the ResourceClaims ``pods`` use.
+
+    Shared ones are named in ``spec.resourceClaims``, per-pod ones generated from templates in
+    ``status.resourceClaimStatuses``; only those cross the process boundary
+    (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
+    """
+    names: set[str] = set()
+    for pod in pods:
+        for ref in (pod.get("spec") or {}).get("resourceClaims") or ():
+            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
+                names.add(str(ref["resourceClaimName"]))
+        for ref in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
+                names.add(str(ref["resourceClaimName"]))
+    return names
