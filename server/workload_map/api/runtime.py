@@ -52,6 +52,9 @@ class Runtime:
         followers: (registrar, reader) pairs whose Karta objects the lifespan follows: one
             per cluster with several clusters; filled with the single pair otherwise.
         karta_crds: cluster name -> Karta CRD state, with several clusters.
+        startup_error: why a start-up finished in the background failed (a snapshot that
+            cannot be read); "" while none.
+        on_startup_failure: called with that error (``wmap serve`` stops the server).
     """
 
     settings: Settings
@@ -70,6 +73,8 @@ class Runtime:
     followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
     karta_crds: dict[str, str] = field(default_factory=dict)
     registrars: dict[str, Registrar] = field(default_factory=dict)
+    startup_error: str = ""
+    on_startup_failure: Callable[[str], None] | None = None
 
     def definitions_generation(self) -> int:
         """A number that changes whenever any cluster's definitions change (read-your-writes)."""

@@ -43,7 +43,7 @@ import yaml
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
-from workload_map.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
+from workload_map.kube.jsonstream import JSONStream, JSONStreamError
 from workload_map.kube.reader import InformerStatus, KubeObject
 from workload_map.kube.store import object_key
 
@@ -143,8 +143,7 @@ def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, A
     """
     yielded = 0
     try:
-        with file.open(encoding="utf-8") as handle:
-            stream = JSONStream(handle, decoder=interning_decoder())
+        with JSONStream(file) as stream:
             for number in itertools.count(1):
                 where, first = f"{file} (document {number})", stream.peek()
                 if not first:
