@@ -145,6 +145,68 @@ def _is_call(prev: tuple[str, str], nxt: tuple[str, str], brackets: list[str]) -
     return True
 
 
+#: Builtins whose running time is not bounded by the size of the input: loops and
+#: recursion, and regular expressions (Oniguruma backtracks: a pattern can take
+#: exponential time on a short string).
+UNBOUNDED = frozenset({"until", "while", "repeat", "recurse", "recurse_down", "range", "walk", "paths", "leaf_paths",
+                       "combinations", "test", "match", "capture", "scan", "split", "splits", "sub", "gsub"})
+
+
+def is_bounded(expression: str) -> bool:
+    """True when evaluating ``expression`` takes time bounded by its input's size.
+
+    That is: no recursive function (a ``def`` whose body names itself: jq's only way to
+    recurse, as a function sees only itself and earlier definitions), no recursive
+    descent ``..``, and no call of a builtin in :data:`UNBOUNDED` (``split`` is counted
+    although its one-argument form takes a plain string: the lexer does not see arity).
+    Every other jq construct (paths, pipes, ``if``, ``reduce``
+    and ``foreach`` over a generator, arithmetic, comparisons, object and array
+    construction, string interpolation) runs a number of steps bounded by a polynomial of
+    the input's size, and the input is capped at ``MAX_INPUT_BYTES``. The one-shot CLI
+    resolves definitions whose every expression is bounded in its own process, without
+    the time budget of a worker process (``workload_map.service``).
+    """
+    tokens: list[tuple[str, str]] = []
+    _lex(expression, tokens)
+    brackets: list[str] = []
+    for index, (kind, value) in enumerate(tokens):
+        prev = tokens[index - 1] if index else ("", "")
+        nxt = tokens[index + 1] if index + 1 < len(tokens) else ("", "")
+        if kind == "op" and value in "([{":
+            brackets.append(value)
+        elif kind == "op" and value in ")]}" and brackets:
+            brackets.pop()
+        if (kind == "op" and value == "..") or kind == "unknown":
+            return False
+        if kind == "ident" and value == "def" and _is_recursive(tokens, index):
+            return False
+        if kind == "ident" and value in UNBOUNDED and _is_call(prev, nxt, brackets):
+            return False
+    return True
+
+
+def _is_recursive(tokens: list[tuple[str, str]], at: int) -> bool:
+    """True when the ``def`` at ``tokens[at]`` names itself in its body (up to its ``;``)."""
+    name = tokens[at + 1][1] if at + 1 < len(tokens) else ""
+    depth, inner, index = 0, 0, at + 2
+    while index < len(tokens) and tokens[index] != ("op", ":"):
+        index += 1  # the parameters
+    for kind, value in tokens[index + 1:]:
+        if kind == "op" and value in "([{":
+            depth += 1
+        elif kind == "op" and value in ")]}":
+            depth -= 1
+        elif kind == "ident" and value == "def":
+            inner += 1
+        elif kind == "op" and value == ";" and depth == 0:
+            if not inner:
+                return False
+            inner -= 1
+        elif kind == "ident" and value == name:
+            return True
+    return True  # no end found: not a definition jq accepts; do not call it bounded
+
+
 def check_expression(expression: str) -> list[str]:
     """Parse ``expression`` with jq and run the forbidden-construct rules.
 

@@ -36,16 +36,18 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
-from workload_map.kube.jsonstream import JSONStream, JSONStreamError
 from workload_map.kube.reader import InformerStatus, KubeObject
 from workload_map.kube.store import object_key
+
+if TYPE_CHECKING:  # msgspec and mmap: imported when a JSON file is read (YAML needs neither)
+    from workload_map.kube.jsonstream import JSONStream
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -141,6 +143,8 @@ def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, A
     after all (a YAML flow mapping such as ``{a: 1}``), and nothing was yielded yet, read
     it as YAML instead.
     """
+    from workload_map.kube.jsonstream import JSONStream, JSONStreamError
+
     yielded = 0
     try:
         with JSONStream(file) as stream:

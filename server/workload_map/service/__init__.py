@@ -10,9 +10,11 @@ never run jq. Two ways the store is filled:
   :attr:`feed`. Views may lag a change by the resolver's latency; ``await settled()``
   waits until nothing is pending.
 * **not started** (offline CLI, tests that build a service directly): each read brings
-  the store up to date synchronously first, through the same worker code and budget
-  (one shared worker process, ``BlockingResolver``), resolving only workloads whose
-  cache version or definition changed.
+  the store up to date synchronously first, through the same worker code, resolving
+  only workloads whose cache version or definition changed: in this process when every
+  expression of the definitions involved is bounded (no loop, recursion or regular
+  expression: ``workload_map.jq.static.is_bounded``), else in one shared worker process
+  with the time budget (``BlockingResolver``).
 
 Top-level rule: an object is a workload only when no object up its controller chain is
 itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not workloads
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 import atexit
 import logging
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry, Entry
@@ -36,10 +39,11 @@ from workload_map.resolution.nesting import nested_definitions
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, WorkloadView
 from workload_map.resolution.resolver import failed_view
 from workload_map.service.feed import ChangeFeed, Subscriber, ViewChange
-from workload_map.service.pool import BlockingResolver, definition_key, usable_cores
 from workload_map.service.pods import PodPlacement, pod_placement
 from workload_map.service.views import GROUP_BY, GpuBucket, ViewStore
-from workload_map.service.worker import Job
+
+if TYPE_CHECKING:  # the pool imports multiprocessing: only when a worker process is needed
+    from workload_map.service.pool import BlockingResolver
 
 __all__ = ["GROUP_BY", "ChangeFeed", "GpuBucket", "Subscriber", "ViewChange", "WorkloadService"]
 
@@ -51,11 +55,71 @@ _BLOCKING: dict[float, BlockingResolver] = {}
 
 
 def _blocking(timeout_s: float) -> BlockingResolver:
+    from workload_map.service.pool import BlockingResolver
+
     resolver = _BLOCKING.get(timeout_s)
     if resolver is None:
         resolver = _BLOCKING[timeout_s] = BlockingResolver(1, timeout_s)
         atexit.register(resolver.close)
     return resolver
+
+
+_BOUNDED: dict[int, tuple[Definition, bool]] = {}
+
+
+def _usable_cores() -> int:
+    from workload_map.service.pool import usable_cores
+
+    return usable_cores()
+
+
+def _definition_key(definition: Definition) -> str:
+    from workload_map.service.pool import definition_key
+
+    return definition_key(definition)
+
+
+def _resolve_now(todo: list[tuple[str, Definition, dict[str, Any]]],
+                 timeout_s: float) -> list[tuple[str, WorkloadView | None, str | None, float]]:
+    """``(uid, view or None, error or None, seconds)`` of each ``(uid, definition, inputs)``.
+
+    For a service that is not started. In this process when every definition's
+    expressions are bounded (``workload_map.jq.static.is_bounded``: no loop, recursion or
+    regular expression, so the time is bounded by the input's size and no process is
+    needed to keep the time budget), else in the forked worker that enforces
+    ``timeout_s`` (the pool and its multiprocessing imports are loaded only then).
+    """
+    if not todo:
+        return []
+    if all(_is_bounded(definition) for _, definition, _ in todo):
+        return [_resolve_here(uid, definition, inputs) for uid, definition, inputs in todo]
+    from workload_map.service.worker import Job
+
+    jobs = [(Job(uid, _definition_key(definition), inputs), definition) for uid, definition, inputs in todo]
+    return [(o.uid, o.view, o.error, o.seconds) for o in _blocking(timeout_s).resolve(jobs)]
+
+
+def _is_bounded(definition: Definition) -> bool:
+    """Every jq expression of ``definition`` is bounded (memoized per definition object)."""
+    hit = _BOUNDED.get(id(definition))
+    if hit is None or hit[0] is not definition:
+        from workload_map.definitions.validate import jq_fields
+        from workload_map.jq.static import is_bounded
+
+        hit = _BOUNDED[id(definition)] = (definition, all(is_bounded(e) for _, e in jq_fields(definition)))
+    return hit[1]
+
+
+def _resolve_here(uid: str, definition: Definition,
+                  inputs: dict[str, Any]) -> tuple[str, WorkloadView | None, str | None, float]:
+    """One resolution in this process, failures as the worker reports them (``worker.run_job``)."""
+    from workload_map.resolution import resolve
+
+    started = time.perf_counter()
+    try:
+        return uid, resolve(definition, **inputs), None, time.perf_counter() - started
+    except Exception as exc:  # noqa: BLE001 - one malformed object must not stop the others
+        return uid, None, f"resolution failed: {type(exc).__name__}: {exc}", time.perf_counter() - started
 
 
 class WorkloadService:
@@ -79,7 +143,7 @@ class WorkloadService:
                  workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3,
                  cluster: str = "", feed: ChangeFeed | None = None) -> None:
         self.registry, self.reader, self.policy, self.cluster = registry, reader, policy, cluster
-        self.workers = workers or usable_cores()
+        self.workers = workers  # 0 until started: the usable cores, counted by the pool module then
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
         self.store = ViewStore()
         self.feed = feed if feed is not None else ChangeFeed()
@@ -100,6 +164,7 @@ class WorkloadService:
         from workload_map.service.materializer import Materializer
 
         if self.materializer is None:
+            self.workers = self.workers or _usable_cores()
             self.materializer = Materializer(self, workers=self.workers, timeout_s=self.timeout_s,
                                              quarantine_after=self.quarantine_after)
             self.materializer.start()
@@ -212,18 +277,18 @@ class WorkloadService:
                 found[uid] = (entry, obj)
         for uid in [u for u in self.store.uids() if u not in found]:
             self.forget(uid)
-        todo: list[tuple[Job, Any]] = []
+        todo: list[tuple[str, Definition, dict[str, Any]]] = []
         for uid, (entry, obj) in found.items():
             stamp = (self.reader.version(uid), self.registry.generation,
                      str(obj.get("metadata", {}).get("resourceVersion", "")))
             if self._stamps.get(uid) != stamp or uid not in self.store:
                 self._stamps[uid] = stamp
-                todo.append((Job(uid, definition_key(entry.definition), self.inputs(obj, entry)), entry.definition))
-        for outcome in _blocking(self.timeout_s).resolve(todo) if todo else []:
-            entry, obj = found[outcome.uid]
-            view = outcome.view or failed_view(entry.definition, obj, outcome.error or "resolution failed",
-                                               origin=entry.origin, policy=self.policy)
-            self.record(entry, view, outcome.seconds)
+                todo.append((uid, entry.definition, self.inputs(obj, entry)))
+        for uid, resolved, error, seconds in _resolve_now(todo, self.timeout_s):
+            entry, obj = found[uid]
+            view = resolved or failed_view(entry.definition, obj, error or "resolution failed",
+                                           origin=entry.origin, policy=self.policy)
+            self.record(entry, view, seconds)
 
     # reads
 
