@@ -46,7 +46,7 @@ from workload_map.resolution.resources import (
     add_into,
     scale,
 )
-from workload_map.resolution.status import StatusResult, evaluate_status
+from workload_map.resolution.status import StatusResult, evaluate_status, status_expressions
 from workload_map.resolution.view import (
     ComponentView,
     GpuFigures,
@@ -221,6 +221,9 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     errors: list[ResolutionError] = []
     _owner_cycle(root, objects, errors)
     doc = Document(root)
+    # one jq pass over the root for every C-jq expression read from it (issue 23 item 2)
+    doc.prefetch([*status_expressions(definition.root.status),
+                  *(e for c in definition.components for e in extract.component_expressions(c))])
     status = _status(definition, doc, errors)
     component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
     extracted = {c.name: _extract(c, doc, component_errors[c.name]) for c in definition.components}

@@ -83,20 +83,20 @@ def _resolve_now(todo: list[tuple[str, Definition, dict[str, Any]]],
                  timeout_s: float) -> list[tuple[str, WorkloadView | None, str | None, float]]:
     """``(uid, view or None, error or None, seconds)`` of each ``(uid, definition, inputs)``.
 
-    For a service that is not started. In this process when every definition's
-    expressions are bounded (``workload_map.jq.static.is_bounded``: no loop, recursion or
+    For a service that is not started. In this process for a definition whose every
+    expression is bounded (``workload_map.jq.static.is_bounded``: no loop, recursion or
     regular expression, so the time is bounded by the input's size and no process is
     needed to keep the time budget), else in the forked worker that enforces
     ``timeout_s`` (the pool and its multiprocessing imports are loaded only then).
     """
-    if not todo:
-        return []
-    if all(_is_bounded(definition) for _, definition, _ in todo):
-        return [_resolve_here(uid, definition, inputs) for uid, definition, inputs in todo]
+    here = [_resolve_here(uid, definition, inputs) for uid, definition, inputs in todo if _is_bounded(definition)]
+    rest = [(uid, definition, inputs) for uid, definition, inputs in todo if not _is_bounded(definition)]
+    if not rest:
+        return here
     from workload_map.service.worker import Job
 
-    jobs = [(Job(uid, _definition_key(definition), inputs), definition) for uid, definition, inputs in todo]
-    return [(o.uid, o.view, o.error, o.seconds) for o in _blocking(timeout_s).resolve(jobs)]
+    jobs = [(Job(uid, _definition_key(definition), inputs), definition) for uid, definition, inputs in rest]
+    return here + [(o.uid, o.view, o.error, o.seconds) for o in _blocking(timeout_s).resolve(jobs)]
 
 
 def _is_bounded(definition: Definition) -> bool:
