@@ -28,7 +28,7 @@ import jq as _jq
 
 from workload_map.errors import JqCompileError, JqEvaluationError
 from workload_map.jq.fastpath import FastPath, parse_fast_path
-from workload_map.jq.static import is_bounded
+from workload_map.jq.static import forbidden_constructs, is_bounded
 
 #: gojq's result cap per query; reaching it is an error.
 MAX_RESULTS = 1000
@@ -303,3 +303,19 @@ def _integral(value: Any) -> Any:
 def _clean(message: str) -> str:
     """Strip the binding's trailing location noise, keep jq's own words."""
     return " ".join(message.split())
+
+
+def check_expression(expression: str) -> list[str]:
+    """Parse ``expression`` with jq and run the forbidden-construct rules.
+
+    Returns:
+        Problems as reason strings: a parse failure first (``failed to parse: <err>``),
+        then each forbidden construct. Empty when the expression is acceptable.
+    """
+    problems: list[str] = []
+    try:
+        compile_program(expression)
+    except JqCompileError as exc:
+        problems.append(f"failed to parse: {exc.reason}")
+    problems.extend(f"failed validation: {reason}" for reason in forbidden_constructs(expression))
+    return problems

@@ -14,7 +14,7 @@ objects, string interpolation, if/try/reduce/foreach). We get the same coverage 
 lexing the whole expression, string interpolations included: a forbidden name in call
 position is found wherever it is nested. Field access (``.range``), variables
 (``$range``), object keys (``{range: 1}``, ``{range}``) and ``def`` names are not calls.
-Parse errors come from compiling with jq itself (:func:`check_expression`).
+Parse errors come from compiling with jq itself (``workload_map.jq.engine.check_expression``).
 
 Beyond upstream (a definition may be written by anyone allowed to create a Karta, and it
 runs inside the server): ``env``/``$ENV`` (the server's environment, where credentials
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 
-from workload_map.errors import JqCompileError
 
 EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
 #: Beyond upstream: builtins that reach outside the object (the server's environment,
@@ -205,21 +204,3 @@ def _is_recursive(tokens: list[tuple[str, str]], at: int) -> bool:
         elif kind == "ident" and value == name:
             return True
     return True  # no end found: not a definition jq accepts; do not call it bounded
-
-
-def check_expression(expression: str) -> list[str]:
-    """Parse ``expression`` with jq and run the forbidden-construct rules.
-
-    Returns:
-        Problems as reason strings: a parse failure first (``failed to parse: <err>``),
-        then each forbidden construct. Empty when the expression is acceptable.
-    """
-    from workload_map.jq.engine import compile_program
-
-    problems: list[str] = []
-    try:
-        compile_program(expression)
-    except JqCompileError as exc:
-        problems.append(f"failed to parse: {exc.reason}")
-    problems.extend(f"failed validation: {reason}" for reason in forbidden_constructs(expression))
-    return problems
