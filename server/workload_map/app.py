@@ -13,12 +13,15 @@ source and the definition store, and runs start-up and shutdown in the lifespan:
   ``settings.kube.install_karta_crd``);
 * several contexts or kubeconfigs (``workload_map.kube.clusters``): one informer cache, Karta
   store, definition registry and materialized service per cluster, served together as a
-  ``workload_map.service.fleet.Fleet`` (built by ``server.fleet.open_fleet``);
+  ``workload_map.service.fleet.Fleet`` (built by ``workload_map.sources.open_fleet``);
 * nothing configured: the bundled sample snapshot (``settings.sample_dir``), logged.
 
 The lifespan starts the service's background resolver (worker processes) and does not
 wait for the caches to sync or the views to be resolved (``/livez`` answers at once;
-``/readyz`` is 503 until both are done). Only a reader passed in that is already synced
+``/readyz`` is 503 until both are done). Snapshot files are read in a thread after the
+lifespan has yielded (``workload_map.kube.snapshotload``), so the server answers while a
+big dump is parsed; a path that does not exist still fails the start-up, a file found
+unreadable later is reported by ``/readyz`` and ``runtime.on_startup_failure``. Only a reader passed in that is already synced
 (tests, embedding: a ``SnapshotReader``) is materialized before the lifespan yields
 (bounded by ``READER_SETTLE_S``), so its first request sees views. At shutdown the
 resolver task ends and every worker process is killed.
@@ -40,10 +43,9 @@ import asyncio
 import contextlib
 import gc
 import logging
-from pathlib import Path
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -61,38 +63,26 @@ from workload_map.api.errors import EXCEPTION_HANDLERS
 from workload_map.api.metrics import Metrics
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
-from workload_map.api.runtime import Runtime, limited
-from workload_map.auth.access import Access, KubernetesAccess, OpenAccess
+from workload_map.api.runtime import Runtime
+from workload_map.auth.access import Access, OpenAccess
 from workload_map.config import Settings
-from workload_map.definitions.catalog import load_catalog, load_definition_dir
+from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import ServerError
-from workload_map.kube.clusters import ClusterTarget, cluster_targets
+from workload_map.kube.clusters import cluster_targets
 from workload_map.kube.reader import Reader
-from workload_map.kube.snapshot import SnapshotReader
-from workload_map.gvk import KARTA_GVK
-from workload_map.service.workloads import WorkloadService
-from workload_map.materialization.feed import ChangeFeed
-from workload_map.service.fleet import Fleet
-from workload_map.materialization.pool import usable_cores
-from workload_map.registration.registrar import Registrar
+from workload_map.kube.snapshotload import check_paths, load_snapshot
 from workload_map.registration.stores import DefinitionStore, DirectoryStore
+from workload_map.service.workloads import WorkloadService
+from workload_map.sources import has_cluster, load_extra_definitions, open_cluster, open_fleet
+
+__all__ = ["create_app", "has_cluster", "uvicorn_limits", "warn_if_exposed"]
 
 log = logging.getLogger(__name__)
 
 
 AUTH_MODES = ("none", "kubernetes")
 READER_SETTLE_S = 60.0
-
-
-def _load_extra_definitions(registry: DefinitionRegistry, directory: Path) -> None:
-    """Register the definition files of ``directory`` (origin ``file``); skip and log bad ones."""
-    loaded, skipped = load_definition_dir(directory)
-    for name, definition in loaded:
-        registry.register(definition, origin="file", key=definition.name)
-        log.info("loaded definition %s (%s) from %s", definition.name, definition.gvk, name)
-    for message in skipped:
-        log.warning("skipping definition file %s", message)
 
 
 def create_app(settings: Settings, *, reader: Reader | None = None, registry: DefinitionRegistry | None = None,
@@ -116,7 +106,7 @@ def create_app(settings: Settings, *, reader: Reader | None = None, registry: De
         raise ValueError(f"auth mode must be one of {', '.join(AUTH_MODES)}, got {settings.auth.mode!r}")
     runtime = Runtime(settings, registry or DefinitionRegistry(load_catalog(settings.catalog_dir)))
     if settings.definitions_dir is not None:
-        _load_extra_definitions(runtime.registry, settings.definitions_dir)
+        load_extra_definitions(runtime.registry, settings.definitions_dir)
     runtime.metrics = Metrics(lambda: runtime)
     runtime.access = access if access is not None else (OpenAccess() if settings.auth.mode == "none" else None)
     if reader is not None:
@@ -165,134 +155,43 @@ def warn_if_exposed(settings: Settings) -> bool:
     return True
 
 
-async def _open_cluster(runtime: Runtime) -> object:
-    """Attach an ``InformerCache`` and a ``KartaStore``; returns the cache (not started)."""
-    from workload_map.kube.cache import CacheOptions, InformerCache
-    from workload_map.kube.client import connect
-    from workload_map.kube.kartas import KartaStore, ensure_karta_crd
-    from workload_map.kube.patches import ClusterWriter
-
-    kube = runtime.settings.kube
-    client = await connect(kube.kubeconfig, context=kube.context)
-    cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces),
-                                                       stale_after=kube.stale_after_s), close_client=True)
-    store_client = _store_client(runtime, client)
-    runtime.attach(cache, KartaStore(store_client), watch=cache.watch)
-    runtime.writer = ClusterWriter(store_client, cache.discovery)  # workload writes, impersonating like Karta writes
-    runtime.source = f"cluster {client.host} ({client.source})"
-    runtime.cluster = kube.cluster_name or kube.context or "default"
-    runtime.karta_crd = await ensure_karta_crd(client, install=kube.install_karta_crd)
-    cache.watch(KARTA_GVK)
-    return cache
-
-
-async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any]:
-    """Attach one cache, Karta store, registry and service per cluster as a ``Fleet``.
-
-    Each cluster gets its own definition registry (the catalog, ``definitions_dir`` and that
-    cluster's Karta objects: a Karta applies to the workloads of its own cluster) and
-    ``max(1, workers // clusters)`` resolver processes. Karta registrations through the API
-    go to the cluster named by their ``cluster`` argument, else to the first cluster. A cluster that cannot be reached at
-    start is attached all the same: its informers retry and report the error.
-
-    Returns:
-        The caches (not started), in ``targets`` order.
+def _snapshot_paths(runtime: Runtime) -> list[str]:
+    """The snapshot paths to serve (user paths, else the bundled sample); sets the source names.
 
     Raises:
-        ClusterConfigError: a context's kubeconfig entry is unusable (nothing is contacted).
+        SnapshotError: a given path does not exist.
     """
-    from workload_map.kube.cache import CacheOptions, InformerCache
-    from workload_map.kube.client import connect
-    from workload_map.kube.kartas import KartaStore
-    from workload_map.kube.patches import ClusterWriter
-
-    kube, resolver = runtime.settings.kube, runtime.settings.resolver
-    feed, members, caches, crds = ChangeFeed(), {}, [], {}
-    workers = max(1, (resolver.workers or usable_cores()) // len(targets))
-    for index, target in enumerate(targets):
-        client = await connect(target.kubeconfig, context=target.context)
-        cache = InformerCache(client, options=CacheOptions(namespaces=tuple(kube.namespaces),
-                                                           stale_after=kube.stale_after_s), close_client=True)
-        registry = runtime.registry if index == 0 else _member_registry(runtime.settings)
-        service = WorkloadService(registry, cache, policy=runtime.policy(), workers=workers,
-                                  timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after,
-                                  cluster=target.name, feed=feed)
-        registrar = limited(Registrar(registry, KartaStore(client), watch=cache.watch), runtime.settings)
-        runtime.followers.append((registrar, cache))
-        runtime.registrars[target.name] = registrar
-        members[target.name] = (service, ClusterWriter(client, cache.discovery))
-        crds[target.name] = await _karta_crd_state(client, kube.install_karta_crd)
-        cache.watch(KARTA_GVK)
-        caches.append(cache)
-    fleet = Fleet({name: m[0] for name, m in members.items()}, feed)
-    fleet.writers = {name: m[1] for name, m in members.items()}
-    runtime.attach_fleet(fleet, runtime.followers[0][0])
-    runtime.karta_crds, runtime.karta_crd = crds, crds[targets[0].name]
-    runtime.source = "clusters " + ", ".join(t.name for t in targets)
-    runtime.cluster = targets[0].name
-    return caches
-
-
-def _member_registry(settings: Settings) -> DefinitionRegistry:
-    """A further cluster's registry: the catalog plus ``definitions_dir``."""
-    registry = DefinitionRegistry(load_catalog(settings.catalog_dir))
-    if settings.definitions_dir is not None:
-        _load_extra_definitions(registry, settings.definitions_dir)
-    return registry
-
-
-async def _karta_crd_state(client: Any, install: bool) -> str:
-    """``ensure_karta_crd`` bounded to 10 s; an unreachable cluster reports ``error``."""
-    from workload_map.kube.kartas import ensure_karta_crd
-
-    try:
-        return str(await asyncio.wait_for(ensure_karta_crd(client, install=install), 10.0))
-    except (TimeoutError, OSError, ServerError) as exc:
-        log.warning("cannot check the Karta CRD of a cluster: %s", exc)
-        return "error"
-
-
-def _store_client(runtime: Runtime, client: Any) -> Any:
-    """Set up caller checks for ``--auth kubernetes``; the client the Karta store writes with."""
-    from workload_map.kube.client import KubeClient
-    from workload_map.kube.reviews import ImpersonatingClient, KubeReviews
-
-    auth = runtime.settings.auth
-    if auth.mode != "kubernetes":
-        return client
-    if runtime.access is None:
-        runtime.access = KubernetesAccess(KubeReviews(client, audiences=auth.audiences), ttl=auth.cache_ttl_s,
-                                          negative_ttl=auth.negative_ttl_s, concurrency=auth.review_concurrency)
-    if not auth.impersonate:
-        return client
-    impersonating = ImpersonatingClient(client)
-    runtime.closers.append(impersonating.close)
-    return cast(KubeClient, impersonating)
-
-
-def _open_snapshot(runtime: Runtime) -> None:
-    """Attach a ``SnapshotReader`` (user paths, else the bundled sample) and a directory store."""
     settings = runtime.settings
     paths = list(settings.kube.snapshot)
     if paths:
+        check_paths(paths)
         runtime.source, runtime.cluster = f"snapshot {', '.join(paths)}", settings.kube.cluster_name or "snapshot"
-    else:
-        sample = settings.sample_dir
-        paths = [str(sample)] if sample.exists() else []
-        runtime.source, runtime.cluster = f"bundled sample {sample}", settings.kube.cluster_name or "sample"
-        log.info("no cluster configured: serving the bundled sample snapshot in %s", sample)
-        if not paths:
-            log.warning("the bundled sample %s is missing: serving no objects", sample)
-    runtime.attach(SnapshotReader.from_paths(*paths), DirectoryStore(settings.state_dir))
+        return paths
+    sample = settings.sample_dir
+    runtime.source, runtime.cluster = f"bundled sample {sample}", settings.kube.cluster_name or "sample"
+    log.info("no cluster configured: serving the bundled sample snapshot in %s", sample)
+    if not sample.exists():
+        log.warning("the bundled sample %s is missing: serving no objects", sample)
+        return []
+    return [str(sample)]
 
 
-def has_cluster(settings: Settings) -> bool:
-    """True when a cluster configuration is available (an explicit kubeconfig always counts)."""
-    if settings.kube.kubeconfig:
-        return True
-    from workload_map.kube.client import has_cluster_config
+async def _serve_snapshot(runtime: Runtime, paths: list[str]) -> list[asyncio.Task[None]]:
+    """Read the snapshot off the event loop, attach it with a directory store, then start.
 
-    return has_cluster_config()
+    A snapshot that cannot be read is logged, kept in ``runtime.startup_error`` (``/readyz``
+    shows it) and handed to ``runtime.on_startup_failure``.
+    """
+    try:
+        reader = await load_snapshot(paths)
+    except ServerError as exc:
+        runtime.startup_error = f"{type(exc).__name__}: {exc}"
+        log.error("cannot serve the snapshot: %s", runtime.startup_error)
+        if runtime.on_startup_failure is not None:
+            runtime.on_startup_failure(runtime.startup_error)
+        return []
+    runtime.attach(reader, DirectoryStore(runtime.settings.state_dir))
+    return await _start(runtime, [])
 
 
 class UvicornLimits(TypedDict):
@@ -325,17 +224,41 @@ def uvicorn_limits(settings: Settings) -> UvicornLimits:
 @contextlib.asynccontextmanager
 async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
     caches: list[Any] = []
+    loading: asyncio.Task[list[asyncio.Task[None]]] | None = None
     if runtime.service is None:
         targets = cluster_targets(runtime.settings.kube.kubeconfigs, runtime.settings.kube.contexts)
         if not runtime.settings.kube.snapshot and targets:
             caches = await open_fleet(runtime, targets)
         elif not runtime.settings.kube.snapshot and has_cluster(runtime.settings):
-            caches = [await _open_cluster(runtime)]
+            caches = [await open_cluster(runtime)]
         elif runtime.access is None:
             raise RuntimeError("--auth kubernetes needs a cluster (it checks callers with the API server); "
                                "serve snapshots with --auth none")
-        else:
-            _open_snapshot(runtime)
+        else:  # served at once: the files are read in a thread while /livez answers
+            loading = asyncio.create_task(_serve_snapshot(runtime, _snapshot_paths(runtime)),
+                                          name="wmap-load-snapshot")
+    follows = await _start(runtime, caches) if loading is None else []
+    try:
+        yield
+    finally:
+        runtime.started = False
+        if loading is not None:
+            loading.cancel()
+            done = (await asyncio.gather(loading, return_exceptions=True))[0]
+            follows = done if isinstance(done, list) else []
+        for follow in follows:
+            follow.cancel()
+        await asyncio.gather(*follows, return_exceptions=True)
+        if runtime.service is not None:
+            await runtime.service.stop()
+        for cache in caches:
+            await cache.stop()
+        for close in runtime.closers:
+            await close()
+
+
+async def _start(runtime: Runtime, caches: list[Any]) -> list[asyncio.Task[None]]:
+    """Follow the stored definitions, start the caches and the service; the follow tasks."""
     service = runtime.service
     assert service is not None and runtime.registrar is not None and runtime.reader is not None
     if not runtime.followers:
@@ -364,15 +287,4 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
         gc.freeze()
     log.info("serving %s as cluster %r with %d definitions", runtime.source, runtime.cluster,
              len(list(runtime.registry.entries())))
-    try:
-        yield
-    finally:
-        runtime.started = False
-        for follow in follows:
-            follow.cancel()
-        await asyncio.gather(*follows, return_exceptions=True)
-        await service.stop()
-        for cache in caches:
-            await cache.stop()
-        for close in runtime.closers:
-            await close()
+    return follows

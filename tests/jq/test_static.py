@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workload_map.jq import check_expression
-from workload_map.jq.static import forbidden_constructs
+from workload_map.jq.static import forbidden_constructs, is_bounded
 
 
 @pytest.mark.parametrize(("expression", "reason"), [
@@ -62,3 +62,34 @@ def test_allowed(expression: str) -> None:
 def test_parse_errors_are_reported() -> None:
     problems = check_expression(".a[")
     assert problems and problems[0].startswith("failed to parse:")
+
+
+@pytest.mark.parametrize("expression, bounded", [
+    ('.spec.replicas // 1', True),
+    ('[.status.conditions[]? | select(.type == "Ready")] | length', True),
+    # a non-recursive helper, as the catalog writes its condition tests
+    ('def c($t): any(.status.conditions[]?; .type == $t); if c("Failed") then 1 else 0 end', True),
+    ('def f: def g: 1; g; f', True),  # the inner definition's `;` does not end the outer one
+    ('{range: 1, until: 2}', True),  # object keys, not calls
+    ('reduce .items[] as $i (0; . + $i.n)', True),
+    ('def f: f; f', False),  # recursion
+    ('def f(x): x | f(x); 1', False),
+    ('.a | until(. > 3; . + 1)', False),
+    ('[limit(5; repeat(1))]', False),
+    ('.name | test("a+$")', False),  # Oniguruma backtracking
+    ('.name | sub("-[0-9]+$"; "")', False),
+    ('[..]', False),
+])
+def test_bounded_expressions(expression: str, bounded: bool) -> None:
+    assert is_bounded(expression) is bounded
+
+
+def test_every_catalog_expression_but_one_regex_is_bounded() -> None:
+    # the one-shot CLI resolves these in process; only Argo's `sub(...)` needs the worker
+    from workload_map.config import default_catalog_dir
+    from workload_map.definitions.catalog import load_catalog
+    from workload_map.definitions.validate import jq_fields
+
+    unbounded = {expression for entry in load_catalog(default_catalog_dir())
+                 for _, expression in jq_fields(entry.definition) if not is_bounded(expression)}
+    assert len(unbounded) == 1 and 'sub("-[0-9]+$"; "")' in next(iter(unbounded))

@@ -83,7 +83,8 @@ def cluster_lines(runtime: Runtime) -> list[str]:
 
 def checks(runtime: Runtime) -> list[str]:
     """The verbose check lines."""
-    lines = [f"[{'+' if runtime.started else '-'}]startup {'ok' if runtime.started else 'in progress'}"]
+    state = "ok" if runtime.started else (f"failed: {runtime.startup_error}" if runtime.startup_error else "in progress")
+    lines = [f"[{'+' if runtime.started else '-'}]startup {state}"]
     if runtime.karta_crds:
         lines += cluster_lines(runtime)
     else:

@@ -58,6 +58,9 @@ class Runtime:
             per cluster with several clusters; filled with the single pair otherwise.
         karta_crds: cluster name -> Karta CRD state, with several clusters.
         waits: ``?wait=`` requests held per client address (``settings.http.max_waits_per_client``).
+        startup_error: why a start-up finished in the background failed (a snapshot that
+            cannot be read); "" while none.
+        on_startup_failure: called with that error (``wmap serve`` stops the server).
     """
 
     settings: Settings
@@ -77,6 +80,8 @@ class Runtime:
     karta_crds: dict[str, str] = field(default_factory=dict)
     registrars: dict[str, Registrar] = field(default_factory=dict)
     waits: ClientWaits = field(default_factory=lambda: ClientWaits(0))
+    startup_error: str = ""
+    on_startup_failure: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         self.waits = ClientWaits(self.settings.http.max_waits_per_client)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,17 +50,17 @@ def stdin_text() -> str:
     return _stdin_text
 
 
-def _stdin_objects() -> list[dict[str, Any]]:
+def _stdin_objects() -> Iterator[dict[str, Any]]:
     """The objects in stdin, parsed exactly as a snapshot file (errors name ``<stdin>``)."""
     import tempfile  # here: only standard input needs it (an import of ~10 ms)
 
-    from workload_map.kube.snapshot import SnapshotError, load_objects
+    from workload_map.kube.snapshot import SnapshotError, iter_objects
 
     with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
         path = Path(directory) / "stdin.yaml"
         path.write_text(stdin_text(), encoding="utf-8")
         try:
-            return load_objects(path)
+            yield from iter_objects(path)
         except SnapshotError as exc:
             raise SnapshotError(str(exc).replace(str(path), STDIN_NAME)) from None
 
@@ -68,13 +68,15 @@ def _stdin_objects() -> list[dict[str, Any]]:
 def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
     """A reader over every file or directory in ``paths`` (``-``: standard input).
 
+    Objects are trimmed one at a time as they are read (``SnapshotReader`` consumes the
+    iterator), so a big file is never held decoded whole.
+
     Raises:
         SnapshotError: unreadable input or a document that is not a Kubernetes object.
     """
-    from workload_map.kube.snapshot import SnapshotReader, load_objects
+    from workload_map.kube.snapshot import SnapshotReader, iter_objects
 
-    return SnapshotReader([obj for path in paths
-                           for obj in (_stdin_objects() if path == STDIN else load_objects(path))])
+    return SnapshotReader(obj for path in paths for obj in (_stdin_objects() if path == STDIN else iter_objects(path)))
 
 
 def lenient_reader(paths: Sequence[str]) -> tuple[SnapshotReader, list[str]]:

@@ -170,17 +170,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: wmap serve did not start: {busy}", file=sys.stderr)
         return EXIT_SERVE_FAILED
     configure_logging(settings.log_format, settings.log_level)
-    app = StartupFailure(create_app(settings))
+    inner = create_app(settings)
+    app = StartupFailure(inner)
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
                             ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False,
                             ws_max_size=settings.http.max_body_bytes, **uvicorn_limits(settings))
     server = uvicorn.Server(config)
+
+    def stop_serving(error: str) -> None:  # a snapshot found unreadable after the start (read off the loop)
+        app.error, server.should_exit = error, True
+
+    inner.state.runtime.on_startup_failure = stop_serving
     try:
         server.run()
     except SystemExit:  # uvicorn exits 1 when it cannot bind the address (it logged why)
         if server.started:
             raise
-    if not server.started:
+    if not server.started or inner.state.runtime.startup_error:
         reason = app.error or f"cannot listen on {settings.http.host}:{settings.http.port}"
         print(f"error: wmap serve did not start: {reason}", file=sys.stderr)
         return EXIT_SERVE_FAILED

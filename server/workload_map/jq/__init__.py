@@ -11,11 +11,11 @@ from workload_map.jq.engine import (
     MAX_RESULTS,
     Document,
     JqProgram,
+    check_expression,
     compile_program,
     set_evaluation_tracer,
     stringify,
 )
-from workload_map.jq.static import check_expression
 
 __all__ = [
     "MAX_INPUT_BYTES",

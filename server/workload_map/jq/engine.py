@@ -21,13 +21,14 @@ evaluation happens only when a workload changed (results are memoized per versio
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import cachetools
 import jq as _jq
 
 from workload_map.errors import JqCompileError, JqEvaluationError
 from workload_map.jq.fastpath import FastPath, parse_fast_path
+from workload_map.jq.static import forbidden_constructs, is_bounded
 
 #: gojq's result cap per query; reaching it is an error.
 MAX_RESULTS = 1000
@@ -41,17 +42,57 @@ class Document:
     """One JSON value prepared for many jq evaluations.
 
     Serializes the value once, with sorted keys (gojq order), the first time a program
-    needs the text; fast-path programs read the Python value directly.
+    needs the text; fast-path programs read the Python value directly. :meth:`prefetch`
+    evaluates several C-jq expressions in one pass (one parse of the text by jq instead
+    of one per expression); later evaluations of those expressions read the results.
 
     Args:
         value: any JSON-compatible Python value (a Kubernetes object dict).
     """
 
-    __slots__ = ("value", "_text")
+    __slots__ = ("value", "_text", "_batched")
 
     def __init__(self, value: Any) -> None:
         self.value = value
         self._text: str | None = None
+        self._batched: dict[str, list[Any]] | None = None
+
+    def prefetch(self, expressions: Iterable[str]) -> None:
+        """Evaluate the batchable ones of ``expressions`` together, keeping their outputs.
+
+        Batchable: left to C jq (no fast path) and bounded
+        (:func:`workload_map.jq.static.is_bounded`: a batch computes every output, so an
+        endless generator whose first output was enough alone must not join one). The
+        batch is one compiled program ``[(try [(e1)] catch null), ...]``; an expression
+        that fails, or reaches :data:`MAX_RESULTS` outputs, is not kept and is evaluated
+        alone later, so its outputs and error messages stay exactly those of its own
+        program. Never raises.
+        """
+        done = self._batched or {}
+        wanted = tuple(sorted({e for e in expressions if e not in done and _batchable(e)}))
+        if len(wanted) < 2:
+            return
+        program = _batch_program(wanted)
+        if program is None:
+            return
+        try:
+            text = self.text
+            if _tracer is not None:
+                _tracer(" , ".join(wanted))
+            results = program.input_text(text).first()
+        except (JqEvaluationError, ValueError):
+            return
+        batched = self._batched = done
+        for expression, outputs in zip(wanted, results):
+            if isinstance(outputs, list) and len(outputs) < MAX_RESULTS:
+                batched[expression] = outputs
+
+    def batched(self, expression: str) -> list[Any] | None:
+        """The outputs :meth:`prefetch` kept for ``expression`` (a new list), else None."""
+        if self._batched is None:
+            return None
+        outputs = self._batched.get(expression)
+        return None if outputs is None else list(outputs)
 
     @property
     def text(self) -> str:
@@ -71,6 +112,30 @@ class Document:
 
 
 _tracer: Callable[[str], None] | None = None
+
+_BATCHES: cachetools.LRUCache[tuple[str, ...], Any] = cachetools.LRUCache(maxsize=1024)
+
+
+def _batchable(expression: str) -> bool:
+    try:
+        program = compile_program(expression)
+    except JqCompileError:
+        return False
+    return program.fast is None and is_bounded(expression)
+
+
+def _batch_program(expressions: tuple[str, ...]) -> Any:
+    """The compiled batch of ``expressions`` (cached), or None when jq refuses it."""
+    if expressions in _BATCHES:
+        return _BATCHES[expressions]
+    # a newline before each `)`: an expression may end in a `#` comment
+    text = "[" + ", ".join(f"(try [({e}\n)] catch null)" for e in expressions) + "]"
+    try:
+        program: Any = _jq.compile(text)
+    except ValueError:
+        program = None
+    _BATCHES[expressions] = program
+    return program
 
 
 def set_evaluation_tracer(tracer: Callable[[str], None] | None) -> None:
@@ -142,6 +207,9 @@ class JqProgram:
                 if len(outputs) >= MAX_RESULTS:
                     raise self._cap_error()
                 return outputs
+        outputs = doc.batched(self.expression)
+        if outputs is not None:
+            return outputs
         return list(self._iterate(doc))
 
     def first(self, doc: Document | Any, default: Any = None) -> Any:
@@ -155,6 +223,9 @@ class JqProgram:
             outputs = self.fast.evaluate(doc.value)
             if outputs is not None:
                 return outputs[0] if outputs else default
+        outputs = doc.batched(self.expression)
+        if outputs is not None:
+            return outputs[0] if outputs else default
         for value in self._iterate(doc):
             return value
         return default
@@ -232,3 +303,19 @@ def _integral(value: Any) -> Any:
 def _clean(message: str) -> str:
     """Strip the binding's trailing location noise, keep jq's own words."""
     return " ".join(message.split())
+
+
+def check_expression(expression: str) -> list[str]:
+    """Parse ``expression`` with jq and run the forbidden-construct rules.
+
+    Returns:
+        Problems as reason strings: a parse failure first (``failed to parse: <err>``),
+        then each forbidden construct. Empty when the expression is acceptable.
+    """
+    problems: list[str] = []
+    try:
+        compile_program(expression)
+    except JqCompileError as exc:
+        problems.append(f"failed to parse: {exc.reason}")
+    problems.extend(f"failed validation: {reason}" for reason in forbidden_constructs(expression))
+    return problems

@@ -14,7 +14,7 @@ objects, string interpolation, if/try/reduce/foreach). We get the same coverage 
 lexing the whole expression, string interpolations included: a forbidden name in call
 position is found wherever it is nested. Field access (``.range``), variables
 (``$range``), object keys (``{range: 1}``, ``{range}``) and ``def`` names are not calls.
-Parse errors come from compiling with jq itself (:func:`check_expression`).
+Parse errors come from compiling with jq itself (``workload_map.jq.engine.check_expression``).
 
 Beyond upstream (a definition may be written by anyone allowed to create a Karta, and it
 runs inside the server): ``env``/``$ENV`` (the server's environment, where credentials
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 
-from workload_map.errors import JqCompileError
 
 EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
 #: Beyond upstream: builtins that reach outside the object (the server's environment,
@@ -145,19 +144,63 @@ def _is_call(prev: tuple[str, str], nxt: tuple[str, str], brackets: list[str]) -
     return True
 
 
-def check_expression(expression: str) -> list[str]:
-    """Parse ``expression`` with jq and run the forbidden-construct rules.
+#: Builtins whose running time is not bounded by the size of the input: loops and
+#: recursion, and regular expressions (Oniguruma backtracks: a pattern can take
+#: exponential time on a short string).
+UNBOUNDED = frozenset({"until", "while", "repeat", "recurse", "recurse_down", "range", "walk", "paths", "leaf_paths",
+                       "combinations", "test", "match", "capture", "scan", "split", "splits", "sub", "gsub"})
 
-    Returns:
-        Problems as reason strings: a parse failure first (``failed to parse: <err>``),
-        then each forbidden construct. Empty when the expression is acceptable.
+
+def is_bounded(expression: str) -> bool:
+    """True when evaluating ``expression`` takes time bounded by its input's size.
+
+    That is: no recursive function (a ``def`` whose body names itself: jq's only way to
+    recurse, as a function sees only itself and earlier definitions), no recursive
+    descent ``..``, and no call of a builtin in :data:`UNBOUNDED` (``split`` is counted
+    although its one-argument form takes a plain string: the lexer does not see arity).
+    Every other jq construct (paths, pipes, ``if``, ``reduce``
+    and ``foreach`` over a generator, arithmetic, comparisons, object and array
+    construction, string interpolation) runs a number of steps bounded by a polynomial of
+    the input's size, and the input is capped at ``MAX_INPUT_BYTES``. The one-shot CLI
+    resolves definitions whose every expression is bounded in its own process, without
+    the time budget of a worker process (``workload_map.service``).
     """
-    from workload_map.jq.engine import compile_program
+    tokens: list[tuple[str, str]] = []
+    _lex(expression, tokens)
+    brackets: list[str] = []
+    for index, (kind, value) in enumerate(tokens):
+        prev = tokens[index - 1] if index else ("", "")
+        nxt = tokens[index + 1] if index + 1 < len(tokens) else ("", "")
+        if kind == "op" and value in "([{":
+            brackets.append(value)
+        elif kind == "op" and value in ")]}" and brackets:
+            brackets.pop()
+        if (kind == "op" and value == "..") or kind == "unknown":
+            return False
+        if kind == "ident" and value == "def" and _is_recursive(tokens, index):
+            return False
+        if kind == "ident" and value in UNBOUNDED and _is_call(prev, nxt, brackets):
+            return False
+    return True
 
-    problems: list[str] = []
-    try:
-        compile_program(expression)
-    except JqCompileError as exc:
-        problems.append(f"failed to parse: {exc.reason}")
-    problems.extend(f"failed validation: {reason}" for reason in forbidden_constructs(expression))
-    return problems
+
+def _is_recursive(tokens: list[tuple[str, str]], at: int) -> bool:
+    """True when the ``def`` at ``tokens[at]`` names itself in its body (up to its ``;``)."""
+    name = tokens[at + 1][1] if at + 1 < len(tokens) else ""
+    depth, inner, index = 0, 0, at + 2
+    while index < len(tokens) and tokens[index] != ("op", ":"):
+        index += 1  # the parameters
+    for kind, value in tokens[index + 1:]:
+        if kind == "op" and value in "([{":
+            depth += 1
+        elif kind == "op" and value in ")]}":
+            depth -= 1
+        elif kind == "ident" and value == "def":
+            inner += 1
+        elif kind == "op" and value == ";" and depth == 0:
+            if not inner:
+                return False
+            inner -= 1
+        elif kind == "ident" and value == name:
+            return True
+    return True  # no end found: not a definition jq accepts; do not call it bounded

@@ -21,18 +21,20 @@ No I/O and no ``kubernetes_asyncio`` here. Single event loop, no locking.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import itertools
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.gvk import GVK
 from workload_map.kube.reader import ChangeEvent, KubeObject, KubeObjects
 from workload_map.kube.store import Changes, Store, controller_uid, meta_of, object_key
 from workload_map.kube.trim import trim
 from workload_map.owners import MAX_OWNER_DEPTH, may_own, owner_chain
+
+if TYPE_CHECKING:  # imported where a queue is made (one-shot commands never subscribe)
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +172,8 @@ class ObjectGraph:
 
     def subscribe(self) -> asyncio.Queue[ChangeEvent]:
         """See ``Reader.subscribe``."""
+        import asyncio
+
         queue: asyncio.Queue[ChangeEvent] = asyncio.Queue(maxsize=self._queue_size)
         self._queues.append(queue)
         return queue

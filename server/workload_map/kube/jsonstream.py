@@ -1,59 +1,51 @@
-"""Bounded incremental JSON reading: one value at a time from a file, in chunks.
+"""Bounded incremental JSON reading with msgspec: one value at a time from a mapped file.
 
-A ``kubectl get -o json`` dump of a big cluster is one JSON document of a gigabyte; decoding
-it whole keeps every raw object alive at once (several times the file in Python objects).
-``JSONStream`` instead holds a window of the file (``CHUNK`` characters, plus the value
-being decoded) and decodes one value at a time with the C scanner of the standard
-library (``json.JSONDecoder.raw_decode``), so a caller can walk an array element by element
-and drop each one after use. Objects and arrays are entered with ``members`` and
-``elements``; every other value (including whole nested objects) comes from ``value``.
+The common dump is one JSON document of a gigabyte (``kubectl get -o json``: a list whose
+``items`` hold every object). ``JSONStream`` maps the file (``mmap``: its pages belong to
+the page cache, not to the heap) and walks the structure itself (top-level values,
+members of a top-level object, elements of an array) while msgspec's C decoder does the
+work per value: it finds where a value ends (decoding it as ``msgspec.Raw``, which only
+scans, and reading the end from the ``trailing characters (byte N)`` it reports) and then
+decodes exactly that slice. Pages already consumed are handed back to the kernel
+(``madvise(MADV_DONTNEED)`` every ``RELEASE`` bytes), so the resident size stays a window
+of the file whatever its size. On the benchmark dump (27,249 objects, 224 MB of indented
+JSON) parsing takes 0.9 s of CPU where the standard library's scanner with an interning
+hook took 2.2 s (this module's reader before msgspec).
 
-Bounds: a single value may span at most ``MAX_VALUE`` characters (Kubernetes objects are
-limited to about 1.5 MiB by etcd's request size:
-https://etcd.io/docs/v3.5/dev-guide/limit/); a longer or malformed value raises
-``JSONStreamError`` with its line, column and character offset, without reading the rest
-of the file.
+Strings: msgspec shares one string object per distinct short key (its key cache); the
+store shares short values when it keeps a trimmed object.
 
-Memory: ``interning_decoder()`` gives a decoder that interns (``sys.intern``) every object
-key and every string value of at most ``INTERN_MAX`` characters, so the thousands of
-copies of ``"metadata"``, ``"Running"``, ``"True"`` or a label value in a dump share one
-string object each. On the benchmark cluster that takes the stored (trimmed) objects
-from 10.7 KB to 6.3 KB each (tracemalloc) for about 20 % more parse time.
-
-Grammar: RFC 8259 (https://www.rfc-editor.org/rfc/rfc8259), as ``json`` accepts it
-(``NaN``/``Infinity`` included); several top-level values separated by whitespace are
-accepted (concatenated JSON, JSON Lines).
+What msgspec refuses and the standard library's ``json`` accepts (``NaN``, ``Infinity``,
+numbers beyond float64) is decoded by ``json`` for that one value. Malformed text raises
+``workload_map.kube.jsonstream.JSONStreamError`` with the line, column and character
+offset of the standard library's diagnosis; ``JSONStream`` offers the interface of
+``JSONStream`` (``peek``, ``expect``, ``value``, ``elements``, ``members``), so the
+snapshot reader walks either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import mmap
 import re
-import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any
 
-CHUNK = 1 << 20
-"""Characters read per refill."""
+import msgspec
 
 MAX_VALUE = 16 << 20
-"""The most characters one value may span before it is reported as malformed."""
+"""The most bytes one value may span before it is reported as malformed."""
 
-INTERN_MAX = 40
-"""Longest string value ``interning_decoder`` interns (uids are 36 characters)."""
+RELEASE = 16 << 20
+"""Bytes consumed between two hand-backs of mapped pages to the kernel."""
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def _interned_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    intern = sys.intern
-    return {intern(k): (intern(v) if v.__class__ is str and len(v) <= INTERN_MAX else v) for k, v in pairs}
-
-
-def interning_decoder() -> json.JSONDecoder:
-    """A decoder sharing one string object per distinct key and short string value."""
-    return json.JSONDecoder(object_pairs_hook=_interned_object)
+_SCAN = msgspec.json.Decoder(msgspec.Raw)
+_VALUE = msgspec.json.Decoder()
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+_BLANK = re.compile(rb"[ \t\n\r]*")
+_STDLIB = json.JSONDecoder()
 
 
 class JSONStreamError(ValueError):
@@ -65,120 +57,82 @@ class JSONStreamError(ValueError):
 
 
 class JSONStream:
-    """A window over ``handle`` (text opened for reading) and the position in it.
+    """A mapped JSON file and the byte position in it (use as a context manager).
 
     Args:
-        handle: a text stream; read with ``handle.read(CHUNK)``.
-        chunk: characters per read (default ``CHUNK``; tests use small ones to cross
-            chunk borders).
-        max_value: the longest value accepted, in characters (default ``MAX_VALUE``).
-        decoder: decodes each value (default: the standard one; see ``interning_decoder``).
+        file: the file to read.
+
+    Raises:
+        OSError: the file cannot be opened.
     """
 
-    def __init__(self, handle: TextIO, *, chunk: int | None = None, max_value: int | None = None,
-                 decoder: json.JSONDecoder | None = None) -> None:
-        self._handle = handle
-        self._decoder = decoder or _DECODER
-        self._chunk = chunk or CHUNK
-        self._max = max_value or MAX_VALUE
-        self._text, self._pos, self._eof = "", 0, False
-        self._base, self._base_line, self._base_column = 0, 0, 0
+    def __init__(self, file: Path) -> None:
+        self._handle = file.open("rb")
+        try:
+            self._map: mmap.mmap | None = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped: no documents
+            self._map = None
+        self._view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        self.pos, self._released = 0, 0
 
-    # window
+    def __enter__(self) -> JSONStream:
+        return self
 
-    def _fill(self) -> bool:
-        """Read one more chunk (dropping text before the position); False at end of file."""
-        if self._eof:
-            return False
-        if self._pos > self._chunk:
-            self._drop(self._pos)
-        data = self._handle.read(self._chunk)
-        if not data:
-            self._eof = True
-            return False
-        self._text += data
-        return True
-
-    def _drop(self, cut: int) -> None:
-        """Forget ``text[:cut]``, keeping line and column bookkeeping."""
-        newlines = self._text.count("\n", 0, cut)
-        if newlines:
-            self._base_column = cut - self._text.rfind("\n", 0, cut) - 1
-        else:
-            self._base_column += cut
-        self._base_line += newlines
-        self._base += cut
-        self._text, self._pos = self._text[cut:], self._pos - cut
-
-    def error(self, message: str, at: int | None = None) -> JSONStreamError:
-        """A ``JSONStreamError`` at window index ``at`` (default: the position)."""
-        at = self._pos if at is None else at
-        line = self._base_line + self._text.count("\n", 0, at) + 1
-        last = self._text.rfind("\n", 0, at)
-        column = (at - last) if last >= 0 else (self._base_column + at + 1)
-        return JSONStreamError(message, line=line, column=column, offset=self._base + at)
-
-    # tokens
+    def __exit__(self, *exc: object) -> None:
+        self._view.release()
+        if self._map is not None:
+            with contextlib.suppress(BufferError):  # a decoded slice still referenced: unmapped when collected
+                self._map.close()
+        self._handle.close()
 
     def peek(self) -> str:
-        """The next non-whitespace character, not consumed (``""`` at end of file)."""
-        while True:
-            blank = _WHITESPACE.match(self._text, self._pos)
-            assert blank is not None  # the pattern ends in `*`: it matches the empty string at any position
-            self._pos = blank.end()
-            if self._pos < len(self._text):
-                return self._text[self._pos]
-            if not self._fill():
-                return ""
+        """The next non-whitespace character (ASCII; a byte of a wider one), not consumed (``""`` at the end)."""
+        blank = _BLANK.match(self._view, self.pos)
+        assert blank is not None  # the pattern matches the empty string anywhere
+        self.pos = blank.end()
+        return bytes(self._view[self.pos:self.pos + 1]).decode("latin-1")
 
     def expect(self, chars: str) -> str:
-        """Consume the next non-whitespace character, one of ``chars``.
+        """Consume the next non-whitespace character, one of ``chars`` (ASCII).
 
         Raises:
-            JSONStreamError: another character or end of file.
+            JSONStreamError: another character or the end of the file.
         """
         char = self.peek()
         if not char or char not in chars:
             found = repr(char) if char else "end of file"
-            raise self.error(f"expected {' or '.join(repr(c) for c in chars)}, found {found}")
-        self._pos += 1
+            raise self.error(f"expected {' or '.join(repr(c) for c in chars)}, found {found}", self.pos)
+        self.pos += 1
         return char
 
     def value(self) -> Any:
-        """Decode the next whole value (object, array, string, number, literal).
+        """Decode the next whole value and move past it.
 
         Raises:
-            JSONStreamError: malformed, longer than ``max_value``, or end of file.
+            JSONStreamError: malformed, longer than ``MAX_VALUE`` bytes, or end of file.
         """
         if not self.peek():
-            raise self.error("expected a value, found end of file")
-        while True:
-            start = self._pos  # a refill may shift the window: re-read the start
-            try:
-                result, end = self._decoder.raw_decode(self._text, start)
-            except json.JSONDecodeError as exc:
-                if len(self._text) - start < self._max and self._fill():
-                    continue
-                raise self.error(exc.msg, exc.pos) from None
-            except RecursionError:
-                raise self.error("value nested too deeply", start) from None
-            # a number may continue past the window: only trust a value followed by text
-            if end < len(self._text) or not self._fill():
-                self._pos = end
-                return result
+            raise self.error("expected a value, found end of file", self.pos)
+        start, end = self.pos, self._end_of_value(self.pos)
+        if end - start > MAX_VALUE:
+            raise self.error(f"a value longer than {MAX_VALUE} bytes", start)
+        try:
+            result = _VALUE.decode(self._view[start:end])
+        except msgspec.MsgspecError:
+            result, end = self._stdlib_value(start)
+        self.pos = end
+        self._release()
+        return result
 
     def elements(self) -> Iterator[None]:
-        """Enter an array: yield once per element, positioned on it.
-
-        The caller consumes each element (``value``, ``members`` or ``elements``) before
-        asking for the next.
+        """Enter an array: yield once per element, positioned on it (consume it first).
 
         Raises:
             JSONStreamError: not an array, or malformed separators.
         """
         self.expect("[")
         if self.peek() == "]":
-            self._pos += 1
+            self.pos += 1
             return
         while True:
             yield None
@@ -193,13 +147,54 @@ class JSONStream:
         """
         self.expect("{")
         if self.peek() == "}":
-            self._pos += 1
+            self.pos += 1
             return
         while True:
             if self.peek() != '"':
-                raise self.error("expected a string key")
+                raise self.error("expected a string key", self.pos)
             key = self.value()
             self.expect(":")
             yield key
             if self.expect(",}") == "}":
                 return
+
+    def error(self, message: str, at: int) -> JSONStreamError:
+        """A ``JSONStreamError`` at byte ``at``, with 1-based line and column in characters."""
+        before = bytes(self._view[:at]).decode("utf-8", "replace")
+        line, last = before.count("\n") + 1, before.rfind("\n")
+        return JSONStreamError(message, line=line, column=len(before) - last, offset=len(before))
+
+    def _end_of_value(self, start: int) -> int:
+        """The byte just past the value at ``start`` (msgspec scans it without decoding)."""
+        try:
+            _SCAN.decode(self._view[start:])
+            return len(self._view)
+        except msgspec.MsgspecError as exc:
+            match = _TRAILING.search(str(exc))
+            if match is None:
+                return self._stdlib_value(start)[1]
+        # msgspec reports the byte after the first trailing character, past any whitespace
+        return start + int(match.group(1)) - 1
+
+    def _stdlib_value(self, start: int) -> tuple[Any, int]:
+        """The value at ``start`` decoded by ``json`` (``NaN``, huge numbers) and its end.
+
+        Raises:
+            JSONStreamError: malformed (diagnosed within ``MAX_VALUE`` bytes).
+        """
+        text = bytes(self._view[start:start + MAX_VALUE + 1]).decode("utf-8", "ignore")
+        try:
+            result, end = _STDLIB.raw_decode(text)
+        except json.JSONDecodeError as exc:
+            raise self.error(exc.msg, start + len(text[:exc.pos].encode())) from None
+        except RecursionError:
+            raise self.error("value nested too deeply", start) from None
+        return result, start + len(text[:end].encode())
+
+    def _release(self) -> None:
+        """Hand consumed pages back to the kernel every ``RELEASE`` bytes."""
+        if self._map is None or self.pos - self._released < RELEASE or not hasattr(self._map, "madvise"):
+            return
+        cut = self.pos - self.pos % mmap.PAGESIZE
+        self._map.madvise(mmap.MADV_DONTNEED, self._released, cut - self._released)
+        self._released = cut

@@ -16,14 +16,16 @@ lifecycle, "ready" means synced, "not started" differs from "not found").
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from workload_map.gvk import GVK
 from workload_map.owners import MAX_OWNER_DEPTH
+
+if TYPE_CHECKING:  # asyncio costs a one-shot command 20 ms to import: annotations only
+    import asyncio
 
 KubeObject = dict[str, Any]
 """One Kubernetes object as decoded JSON (trimmed)."""

@@ -36,16 +36,18 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
-from workload_map.kube.jsonstream import JSONStream, JSONStreamError, interning_decoder
 from workload_map.kube.reader import InformerStatus, KubeObject, Reader
 from workload_map.kube.store import object_key
+
+if TYPE_CHECKING:  # msgspec and mmap: imported when a JSON file is read (YAML needs neither)
+    from workload_map.kube.jsonstream import JSONStream
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -152,10 +154,11 @@ def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, A
     after all (a YAML flow mapping such as ``{a: 1}``), and nothing was yielded yet, read
     it as YAML instead.
     """
+    from workload_map.kube.jsonstream import JSONStream, JSONStreamError
+
     yielded = 0
     try:
-        with file.open(encoding="utf-8") as handle:
-            stream = JSONStream(handle, decoder=interning_decoder())
+        with JSONStream(file) as stream:
             for number in itertools.count(1):
                 where, first = f"{file} (document {number})", stream.peek()
                 if not first:

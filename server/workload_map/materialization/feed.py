@@ -13,14 +13,16 @@ Single event loop: ``publish`` is called from the loop, never from a worker thre
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workload_map.definitions.phases import Phase
 from workload_map.resolution import WorkloadView
 from workload_map.resolution.view import GpuFigures
+
+if TYPE_CHECKING:
+    import asyncio
 
 ChangeType = Literal["added", "modified", "removed"]
 DEFAULT_QUEUE_SIZE = 1_000
@@ -89,6 +91,8 @@ class Subscriber:
                  maxsize: int) -> None:
         self.feed, self.namespace, self.uid = feed, namespace, uid
         self.kind = kind.lower() if kind else None
+        import asyncio  # here: one-shot commands import this module and never subscribe
+
         self.queue: asyncio.Queue[ViewChange] = asyncio.Queue(maxsize)
         self.dropped = 0
 

@@ -55,9 +55,10 @@ from workload_map.owners import owner_chain
 from workload_map.resolution.dra import RESOURCE_CLAIM
 from workload_map.resolution.resolver import failed_view
 from workload_map.materialization.claims import ClaimDependents
-from workload_map.materialization.pool import BlockingResolver, Outcome, ResolverPool, definition_key
+from workload_map.materialization.pool import Outcome, ResolverPool, definition_key
 from workload_map.materialization.scheduler import DirtySet
 from workload_map.materialization.compaction import compact_view
+from workload_map.materialization.inline import InlineResolver
 from workload_map.materialization.worker import Job
 from workload_map.materialization.workset import WorkloadSet
 
@@ -83,7 +84,7 @@ class Materializer:
     """
 
     def __init__(self, service: WorkloadSet, *, workers: int, timeout_s: float, quarantine_after: int,
-                 resolver: BlockingResolver | None = None) -> None:
+                 resolver: InlineResolver | None = None) -> None:
         self.service = service
         self.dirty = DirtySet()
         self.timeout_s = timeout_s

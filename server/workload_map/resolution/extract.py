@@ -64,6 +64,19 @@ class Scale:
         return 0
 
 
+def component_expressions(component: Component) -> list[str]:
+    """The jq programs :func:`instance_ids`, :func:`scales` and :func:`pod_templates` may run on the root."""
+    out = [component.instance_id_path] if component.instance_id_path else []
+    if component.scale is not None:
+        sd = component.scale
+        out += [e for e in (sd.replicas_path, sd.min_replicas_path, sd.max_replicas_path) if e]
+    spec = component.spec
+    if spec is not None:
+        out += [e for e in (spec.pod_template_spec_path, spec.pod_spec_path, spec.metadata_path) if e]
+        out += [expr for _, expr in spec.fragments or ()]
+    return out
+
+
 def instance_ids(component: Component, doc: Document) -> list[str]:
     """Instance ids of ``component`` (``[""]`` without instanceIdPath).
 

@@ -48,7 +48,7 @@ from workload_map.resolution.resources import (
     add_into,
     scale,
 )
-from workload_map.resolution.status import StatusResult, StatusShapeError, evaluate_status
+from workload_map.resolution.status import StatusResult, StatusShapeError, evaluate_status, status_expressions
 from workload_map.resolution.view import (
     ComponentView,
     GpuFigures,
@@ -250,6 +250,9 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     doc = Document(root)
     bad_counts = check_counts(root)
     errors.extend(bad_counts)
+    # one jq pass over the root for every C-jq expression read from it (issue 23 item 2)
+    doc.prefetch([*status_expressions(definition.root.status),
+                  *(e for c in definition.components for e in extract.component_expressions(c))])
     status = _status(definition, root, doc, errors)
     component_errors: dict[str, list[ResolutionError]] = {c.name: [] for c in definition.components}
     extracted = {c.name: _extract(c, doc, component_errors[c.name], bad_counts) for c in definition.components}

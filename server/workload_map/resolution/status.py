@@ -45,6 +45,17 @@ class StatusResult:
         return list(self.conditions.values()) + self.stale
 
 
+def status_expressions(status: StatusDefinition | None) -> list[str]:
+    """The jq programs :func:`evaluate_status` may run on the root, as it spells them."""
+    if status is None:
+        return []
+    out = [status.phase_path] if status.phase_path else []
+    if status.conditions is not None and status.conditions.path:
+        out.append(status.conditions.path)
+    out += [f"({m.by_expression}) | tostring" for _, matchers in status.mappings for m in matchers if m.by_expression]
+    return out
+
+
 def evaluate_status(status: StatusDefinition, doc: Document) -> StatusResult:
     """Evaluate ``status`` against the root object.
 

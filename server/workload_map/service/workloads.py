@@ -10,9 +10,10 @@ never run jq. Two ways the store is filled:
   :attr:`feed`. Views may lag a change by the resolver's latency; ``await settled()``
   waits until nothing is pending.
 * **not started** (offline CLI, tests that build a service directly): each read runs the
-  same materializer to completion first (``Materializer.run_to_completion``: one shared
-  forked worker, ``BlockingResolver``, the same budget, error views and quarantine),
-  resolving only the workloads changes marked since the last read.
+  same materializer to completion first (``Materializer.run_to_completion``, the same
+  budget, error views and quarantine), resolving only the workloads changes marked since
+  the last read: in this process for definitions whose every expression is bounded, else
+  in one shared forked worker (``materialization.inline.InlineResolver``).
 
 Which objects are workloads (the top-level rule), what one resolution reads and the writes
 to the store live in the :class:`~workload_map.materialization.workset.WorkloadSet` this
@@ -21,7 +22,6 @@ service shares with its materializer.
 
 from __future__ import annotations
 
-import atexit
 import logging
 from typing import Any, Callable, Iterable, Mapping
 
@@ -32,7 +32,7 @@ from workload_map.kube.freshness import Freshness, freshness
 from workload_map.kube.reader import Reader
 from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
-from workload_map.materialization.pool import BlockingResolver, usable_cores
+from workload_map.materialization.inline import InlineResolver
 from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket, ViewStore
 from workload_map.materialization.worker import Inputs
 from workload_map.materialization.workset import WorkloadSet
@@ -46,14 +46,14 @@ log = logging.getLogger(__name__)
 
 POD = GVK("", "v1", "Pod")
 DEFAULT_TIMEOUT_S = 2.0
-_BLOCKING: dict[float, BlockingResolver] = {}
+_BLOCKING: dict[float, InlineResolver] = {}
 
 
-def _blocking(timeout_s: float) -> BlockingResolver:
+def _blocking(timeout_s: float) -> InlineResolver:
+    """The process's one offline resolver for ``timeout_s`` (its worker, if any, shared)."""
     resolver = _BLOCKING.get(timeout_s)
     if resolver is None:
-        resolver = _BLOCKING[timeout_s] = BlockingResolver(1, timeout_s)
-        atexit.register(resolver.close)
+        resolver = _BLOCKING[timeout_s] = InlineResolver(timeout_s)
     return resolver
 
 
@@ -78,7 +78,7 @@ class WorkloadService(WorkloadReads):
                  workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, quarantine_after: int = 3,
                  cluster: str = "", feed: ChangeFeed | None = None) -> None:
         self.workset = WorkloadSet(registry, reader, policy=policy, cluster=cluster, feed=feed)
-        self.workers = workers or usable_cores()
+        self.workers = workers  # 0 until started: then the usable cores (counted by the pool module)
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
         self._materializer: Materializer | None = None
         self._offline: Materializer | None = None
@@ -92,6 +92,9 @@ class WorkloadService(WorkloadReads):
         if self._materializer is None:
             if self._offline is not None:  # read before the start: the background one takes over
                 self._offline.unhook()
+            from workload_map.materialization.pool import usable_cores
+
+            self.workers = self.workers or usable_cores()
             self._materializer = Materializer(self.workset, workers=self.workers, timeout_s=self.timeout_s,
                                               quarantine_after=self.quarantine_after)
             self._materializer.start()

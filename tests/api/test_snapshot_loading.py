@@ -1,0 +1,71 @@
+"""``--snapshot`` files are read off the event loop: the server answers while they load.
+
+The load is gated here (the real ``load_snapshot`` runs once a test opens the gate), so
+"while loading" is a state the test holds, not a race. The JobSet fixture
+(``tests/api/fixtures/jobset.yaml``) is the one of ``test_rest.py``: JobSet ``ml/train``,
+phase Initializing, 8 GPUs allocated (worked out there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from workload_map import app as app_module
+from workload_map.app import create_app
+from workload_map.config import KubeSettings, Settings
+from workload_map.kube.snapshot import SnapshotReader
+from workload_map.kube.snapshotload import load_snapshot
+from tests.api.conftest import JOBSET
+
+
+def _client(app: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+
+
+async def _ready(client: httpx.AsyncClient) -> httpx.Response:
+    for _ in range(3000):  # bounded poll: at most 3000 x 20 ms (worker processes start under load)
+        response = await client.get("/readyz?verbose")
+        if response.status_code == 200 or "startup failed" in response.text:
+            return response
+        await asyncio.sleep(0.02)
+    return response
+
+
+async def test_livez_answers_while_the_snapshot_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = asyncio.Event()
+
+    async def gated(paths: list[str]) -> SnapshotReader:
+        await gate.wait()
+        return await load_snapshot(paths)
+
+    monkeypatch.setattr(app_module, "load_snapshot", gated)
+    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(JOBSET),))))
+    async with _client(app) as client, app.router.lifespan_context(app):
+        assert (await client.get("/livez")).status_code == 200
+        loading = await client.get("/readyz?verbose")
+        assert loading.status_code == 503 and "[-]startup in progress" in loading.text
+        assert (await client.get("/api/v1/workloads")).status_code == 503
+        gate.set()
+        ready = await _ready(client)
+        assert ready.status_code == 200, ready.text
+        row = (await client.get("/api/v1/namespaces/ml/workloads")).json()["items"][0]
+        assert (row["name"], row["phase"], row["gpu"]["allocated"]) == ("train", "Initializing", 8)
+
+
+async def test_an_unreadable_snapshot_is_reported_after_the_start(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"apiVersion": "v1", "items": [{oops}]}')
+    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(broken),))))
+    failures: list[str] = []
+    app.state.runtime.on_startup_failure = failures.append
+    async with _client(app) as client, app.router.lifespan_context(app):
+        response = await _ready(client)
+        assert response.status_code == 503
+        assert "[-]startup failed: SnapshotError: " in response.text and "broken.json" in response.text
+        assert len(failures) == 1 and failures[0].startswith("SnapshotError: ")
+
