@@ -15,7 +15,8 @@ https://prometheus.io/docs/instrumenting/writing_exporters/#target-labels-not-st
 Unless ``Settings.workload_metrics`` is off, the per-workload series read from the
 materialized views (:func:`workload_metrics`): one ``wmap_workload_info`` per workload, one
 ``wmap_workload_gpus`` per workload, figure and GPU resource name, one
-``wmap_pod_workload_info`` per pod a view holds (joinable with DCGM's namespace/pod labels).
+``wmap_pod_workload_info`` per pod a view holds (joinable with DCGM's namespace/pod labels),
+the last only with ``Settings.pod_metrics`` (off by default).
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ class _WorkloadCollector(Collector):
         runtime = self._runtime()
         if runtime.service is None or not runtime.settings.workload_metrics:
             return
-        yield from workload_metrics(runtime.service.workloads(), by_cluster=bool(runtime.karta_crds))
+        families = workload_metrics(runtime.service.workloads(), by_cluster=bool(runtime.karta_crds))
+        yield from (f for f in families if runtime.settings.pod_metrics or f.name != "wmap_pod_workload_info")
 
 
 GPU_FIGURES = (("requested_by_spec", "spec"), ("requested_by_pods", "pods"), ("allocated", "allocated"))
