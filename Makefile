@@ -54,6 +54,12 @@ lock: $(VENV)/.installed
 graphiql-assets:
 	@$(PYTHON) graphiql/fetch.py || echo "warning: GraphiQL assets not fetched; the GraphiQL page will load them from the CDN"
 
+# Build the wheel, the image and the chart of this tree's version and verify each locally
+# (deploy/release/check.py; docs/release.md). TAG=vX.Y.Z checks the release tag; STANDIN=1
+# builds the image on the local stand-in base (machines without a container registry).
+release-check: install
+	$(PY) deploy/release/check.py $(if $(TAG),--tag $(TAG)) $(if $(STANDIN),--standin)
+
 # kube-apiserver + etcd for the real-cluster tests and helm for the chart tests, built once
 # per machine from the Go module proxy into ~/.cache/workload-map-server (reused afterwards)
 cluster-bin:
