@@ -9,7 +9,7 @@
 #             (--require-hashes with the hash of the file just built, --no-deps); `pip check`;
 #             the image's SBOM (CycloneDX JSON of that virtualenv, by cyclonedx-py);
 #   runtime - that virtualenv and the SBOM, run as an unprivileged user; no source tree,
-#             no PYTHONPATH, no pip.
+#             no PYTHONPATH, no pip in the virtualenv (the base keeps its own).
 # No development tool (dependency groups test/lint/release) is ever installed.
 # The server listens on 0.0.0.0 only here, inside the container; its own default stays
 # 127.0.0.1.

@@ -90,4 +90,4 @@ bench: install
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .import_linter_cache

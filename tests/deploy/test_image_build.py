@@ -7,7 +7,7 @@ layout), with ``--build-arg GRAPHIQL_ASSETS=0`` to stay short (the GraphiQL step
 from Debian and the npm registry; the page then uses the CDN). The checks are
 ``deploy/release/check.py``'s (``make release-check``): user 10001, the entrypoint,
 ``wmap --version`` inside, the SBOM listing exactly the runtime lock; and here also that the
-image holds no pip and no development tool, and serves the 35 built-in definitions.
+virtualenv the image runs holds no pip and no development tool, and serves the 35 built-in definitions.
 
 Skips, saying why, where buildah or mmdebstrap is not installed (Debian's packages; .ci/run
 installs them when it runs as root) or buildah cannot run containers on this machine.
