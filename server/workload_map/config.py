@@ -205,8 +205,11 @@ class Settings:
         metrics_public: ``/metrics`` without authentication (else it needs ``get`` on the
             non-resource URL ``/metrics``).
         resolver: background resolution (see :class:`ResolverSettings`).
-        workload_metrics: serve the per-workload and per-pod series on ``/metrics``
-            (``wmap_workload_info``, ``wmap_workload_gpus``, ``wmap_pod_workload_info``).
+        workload_metrics: serve the per-workload series on ``/metrics``
+            (``wmap_workload_info``, ``wmap_workload_gpus``): on by default.
+        pod_metrics: also serve ``wmap_pod_workload_info``, one series per pod of a workload
+            (with ``workload_metrics``); off by default so that the series stay bounded by the
+            number of workloads, not of pods (docs/metrics-series.md has the counts).
         graphiql: serve the GraphiQL page on ``GET /graphql`` for browsers (off: JSON 404).
         graphiql_assets_dir: the pinned GraphiQL packages unpacked by ``graphiql/fetch.py``;
             when absent or incomplete, the page loads them from the CDN (logged at start).
@@ -229,6 +232,7 @@ class Settings:
     metrics_public: bool = True
     resolver: ResolverSettings = field(default_factory=ResolverSettings)
     workload_metrics: bool = True
+    pod_metrics: bool = False
     graphiql: bool = True
     graphiql_assets_dir: Path | None = field(default_factory=default_graphiql_assets_dir)
 
@@ -267,6 +271,7 @@ ENVIRONMENT: dict[str, tuple[str, object]] = {
     "WMAP_DRA_GPU_CLASSES": ("dra_gpu_classes", _words),
     "WMAP_STALE_AFTER": ("stale_after", float),
     "WMAP_WORKLOAD_METRICS": ("workload_metrics", _flag),
+    "WMAP_POD_METRICS": ("pod_metrics", _flag),
     "WMAP_GRAPHIQL": ("graphiql", _flag),
 }
 """``wmap serve`` defaults read from the environment: variable -> (flag dest, parser)."""

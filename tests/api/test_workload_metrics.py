@@ -1,11 +1,15 @@
 """Per-workload series on ``/metrics`` over the JobSet fixture (1 JobSet "train", 3 pods of
-4 nvidia.com/gpu; train-worker-1-0 is not bound to a node), checked against the views."""
+4 nvidia.com/gpu; train-worker-1-0 is not bound to a node), checked against the views.
+
+This module's app serves the per-pod series too (``pod_metrics=True``; off by default, see
+``test_pod_series_are_opt_in``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.applications import Starlette
 
@@ -15,6 +19,11 @@ from workload_map.cli.live import serve_settings
 from workload_map.config import Settings
 from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(state_dir=tmp_path / "state", pod_metrics=True)
+
 
 WORKLOAD = {"namespace": "ml", "group": "jobset.x-k8s.io", "kind": "JobSet", "name": "train"}
 
@@ -107,3 +116,22 @@ async def test_a_scrape_is_gzipped_when_asked(client: httpx.AsyncClient) -> None
     assert b"wmap_workload_info{" in plain.content and b"wmap_workload_info{" in zipped.content  # httpx decodes
     assert int(zipped.headers["content-length"]) < len(plain.content)
     assert gzip.decompress(gzip.compress(plain.content)) == plain.content
+
+
+async def test_pod_series_are_opt_in(tmp_path: Path) -> None:
+    app = create_app(Settings(state_dir=tmp_path / "s"), reader=SnapshotReader.from_paths(JOBSET))
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        families = await series(client)
+    # the defaults: 1 info series and 3 GPU figures of nvidia.com/gpu for the one JobSet, no pod series
+    assert (len(families["wmap_workload_info"]), len(families["wmap_workload_gpus"])) == (1, 3)
+    assert "wmap_pod_workload_info" not in families
+
+
+def test_flag_and_environment_set_the_pod_switch() -> None:
+    parser = cli_main.parser()
+    assert serve_settings(parser.parse_args(["serve"]), {}).pod_metrics is False
+    assert serve_settings(parser.parse_args(["serve"]), {"WMAP_POD_METRICS": "true"}).pod_metrics is True
+    assert serve_settings(parser.parse_args(["serve", "--no-pod-metrics"]),
+                          {"WMAP_POD_METRICS": "1"}).pod_metrics is False
+    assert serve_settings(parser.parse_args(["serve", "--pod-metrics"]), {}).pod_metrics is True

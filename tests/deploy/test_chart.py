@@ -66,6 +66,27 @@ def test_helm_lint_strict(helm: Path, tmp_path: Path, values: dict) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 chart(s) linted, 0 chart(s) failed" in out.stdout
     assert "[WARNING]" not in out.stdout and "[ERROR]" not in out.stdout, out.stdout
+    assert "[INFO]" not in out.stdout, out.stdout  # no notes either (icon, metadata)
+
+
+CI_VALUES = sorted((CHART_DIR / "ci").glob("*-values.yaml"))
+
+
+@pytest.mark.parametrize("path", CI_VALUES, ids=[p.name for p in CI_VALUES])
+def test_helm_lint_strict_on_every_chart_testing_values_file(helm: Path, path: Path) -> None:
+    # what `ct lint` runs per ci/*-values.yaml (deploy/helm/ct.yaml), besides its yamllint pass
+    out = run_helm(helm, "lint", "--strict", str(CHART_DIR), "--values", str(path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 chart(s) linted, 0 chart(s) failed" in out.stdout
+    assert not {"[INFO]", "[WARNING]", "[ERROR]"} & set(out.stdout.split()), out.stdout
+
+
+def test_chart_testing_values_files_exist_and_the_metadata_is_complete() -> None:
+    assert {p.name for p in CI_VALUES} >= {"default-values.yaml", "toggles-values.yaml", "allow-list-values.yaml"}
+    for key in ("home", "sources", "maintainers", "icon"):
+        assert CHART.get(key), f"Chart.yaml has no {key}"
+    assert CHART["icon"].endswith("/deploy/helm/workload-map-server/icon.svg")
+    assert (CHART_DIR / "icon.svg").read_text().lstrip().startswith("<svg")
 
 
 # ---- what is rendered ---------------------------------------------------------------------------
@@ -153,6 +174,8 @@ def test_deployment_passes_settings_as_environment(default_objects: list[dict], 
     assert e["WMAP_AUTH"] == "kubernetes" and e["WMAP_IMPERSONATE"] == "false"
     assert e["WMAP_NAMESPACES"] == "" and e["WMAP_LOG_FORMAT"] == "json" and e["WMAP_PORT"] == "8080"
     assert "WMAP_DEFINITIONS_DIR" not in e
+    # metric series bounded by default: per-workload on, per-pod opt-in (docs/metrics-series.md)
+    assert (e["WMAP_WORKLOAD_METRICS"], e["WMAP_POD_METRICS"]) == ("true", "false")
     t = env(toggled_objects)
     assert t["WMAP_IMPERSONATE"] == "true" and t["WMAP_GPU_RESOURCES"] == "example.com/gpu"
     assert t["WMAP_LOG_FORMAT"] == "text"

@@ -1,7 +1,8 @@
 """Static checks of the Dockerfile and .dockerignore (no Docker engine runs in CI).
 
-Checked: every stage's base is a pinned slim Python 3.11 image; the final stage runs as a
-non-root user; a HEALTHCHECK calls /livez with python (slim has no curl); no test extras or
+Checked: every stage's base is a slim Python 3.11 image pinned by digest; the runtime lock
+and the built wheel are installed hash-checked without resolution; the SBOM is written and
+shipped; the final stage runs as a non-root user; a HEALTHCHECK calls /livez with python (slim has no curl); no test extras or
 test tools are installed; every COPY source exists in the repository and survives
 .dockerignore; the catalog and sample paths are set; the entrypoint serves on 0.0.0.0.
 """
@@ -20,7 +21,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO_ROOT / "Dockerfile"
 DOCKERIGNORE = REPO_ROOT / ".dockerignore"
-PINNED_BASE = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)(@sha256:[0-9a-f]{64})?$")
+PINNED_BASE = re.compile(r"^python:3\.11\.\d+-slim-(bookworm|trixie)@sha256:[0-9a-f]{64}$")
 
 
 @dataclass
@@ -139,8 +140,11 @@ def test_no_test_extras_or_tools_installed(stages: list[Stage]) -> None:
     for bad in ("[test]", ".[test", "pytest", "hypothesis", "pip install -e", "--editable", "requirements-dev"):
         assert bad not in runs, f"RUN installs {bad!r}"
     assert "optional-dependencies" not in text
-    # the runtime requirements are exactly the built wheel's (pyproject's [project] dependencies)
-    assert "pip install /build/dist/*.whl" in runs
+    # the runtime requirements are exactly the runtime lock's, then the built wheel, both
+    # hash-checked and unresolved (a package missing from the lock fails the build)
+    assert "/opt/venv/bin/pip install --require-hashes --no-deps -r requirements/runtime.txt" in runs
+    assert "/opt/venv/bin/pip install --require-hashes --no-deps -r /build/wheel.txt" in runs
+    assert "requirements/dev.txt" not in runs and "--group" not in runs
     # the runtime stage installs nothing itself
     assert not any("pip install" in a for a in stages[-1].args("RUN"))
 
@@ -178,7 +182,7 @@ def test_entrypoint_serves_on_all_interfaces_in_the_container(stages: list[Stage
     env = " ".join(final.args("ENV"))
     # the wheel brings the catalog, the CRD and the sample: no source tree, no path overrides
     assert "PYTHONPATH" not in env and "WMAP_CATALOG_DIR" not in env and "WMAP_SAMPLE_DIR" not in env
-    assert "pip install /build/dist/*.whl" in DOCKERFILE.read_text()
+    assert "-r /build/wheel.txt" in DOCKERFILE.read_text()
     expose = final.args("EXPOSE")
     assert expose == ["8080"]
 
@@ -187,3 +191,19 @@ def test_the_server_default_host_stays_loopback() -> None:
     from workload_map.config import HttpSettings
 
     assert HttpSettings().host == "127.0.0.1"
+
+
+def test_the_base_digest_names_where_it_was_read() -> None:
+    text = DOCKERFILE.read_text()
+    digest = re.search(r"^ARG PYTHON_IMAGE=python:3\.11\.15-slim-bookworm@(sha256:[0-9a-f]{64})$", text, re.M)
+    assert digest, "the base is pinned by the digest of python:3.11.15-slim-bookworm"
+    # the comment above it says where the digest was published (never an invented one)
+    assert "docker-library/repo-info" in text and "3.11.15-slim-bookworm.md" in text
+
+
+def test_the_image_ships_an_sbom_of_its_environment(stages: list[Stage]) -> None:
+    runs = " ".join(a for a in stages[0].args("RUN"))
+    assert "cyclonedx-py environment" in runs and "/opt/venv/bin/python" in runs
+    assert "/opt/tools/bin/pip install --require-hashes --no-deps -r requirements/build.txt" in runs
+    copies = [copy_sources(a) for a in stages[-1].args("COPY")]
+    assert (["/opt/sbom/"], True) in copies

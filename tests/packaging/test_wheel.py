@@ -1,7 +1,11 @@
 """The wheel works on its own (issue 16 item 1): built, installed (not editable) into a fresh venv, run elsewhere.
 
-``pip wheel --no-deps .`` builds it; a new virtualenv (no system site-packages) installs
-it with its dependencies (from pip's cache or the package index); the commands run from a
+``pip wheel --no-deps --no-build-isolation .`` builds it with the locked build backend
+(requirements/build.txt, installed by ``make install``); a new virtualenv (no system
+site-packages) installs the runtime lock (requirements/runtime.txt) with
+``--require-hashes --no-deps``, then the wheel with ``--no-deps``, and ``pip check`` must
+find every dependency satisfied: the lock is complete and agrees with the wheel's metadata,
+as in the image (Dockerfile). The commands run from a
 directory outside the repository with no ``WMAP_*`` variable and no ``PYTHONPATH``, so the
 catalog, the sample and the CRD can only come from inside the installed package.
 
@@ -35,12 +39,16 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """``(venv bin directory, a working directory outside the repository)``."""
     root = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root / "dist"), str(REPO_ROOT)], root)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(root / "dist"),
+          str(REPO_ROOT)], root)
     wheels = list((root / "dist").glob("workload_map_server-*.whl"))
     assert len(wheels) == 1, wheels
     _run([sys.executable, "-m", "venv", str(root / "venv")], root)
     bin_dir = root / "venv" / "bin"
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheels[0])], root)
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps"]
+    _run([*pip, "--require-hashes", "-r", str(REPO_ROOT / "requirements" / "runtime.txt")], root)
+    _run([*pip, str(wheels[0])], root)
+    _run([str(bin_dir / "python"), "-m", "pip", "check"], root)
     work = root / "elsewhere"
     work.mkdir()
     return bin_dir, work
@@ -58,6 +66,20 @@ def test_the_installed_package_reads_its_own_catalog_sample_and_crd(installed: t
     assert len(list(catalog.glob("*.yaml"))) == 35
     assert sample == package / "sample" and len(list(sample.glob("*.yaml"))) == 35  # one file per catalog type
     assert crd == "True"
+
+
+def test_the_venv_holds_exactly_the_runtime_lock_and_no_tool(installed: tuple[Path, Path]) -> None:
+    bin_dir, work = installed
+    listed = json.loads(_run([str(bin_dir / "python"), "-m", "pip", "list", "--format", "json"], work).stdout)
+    versions = {p["name"].lower().replace("_", "-"): p["version"] for p in listed}
+    lock = (REPO_ROOT / "requirements" / "runtime.txt").read_text()
+    pinned = dict(line.split(" ", 1)[0].split("==") for line in lock.splitlines() if "==" in line
+                  and not line.startswith((" ", "#")))
+    assert versions.pop("workload-map-server") == "0.1.0"
+    for bundled in ("pip", "setuptools"):  # what `python -m venv` puts in every venv
+        versions.pop(bundled, None)
+    assert versions == {name.lower(): v for name, v in pinned.items()}
+    assert not {"pytest", "ruff", "mypy", "uv"} & set(versions)
 
 
 def test_wmap_catalog_lists_the_35_built_in_definitions(installed: tuple[Path, Path]) -> None:

@@ -15,7 +15,8 @@ https://prometheus.io/docs/instrumenting/writing_exporters/#target-labels-not-st
 Unless ``Settings.workload_metrics`` is off, the per-workload series read from the
 materialized views (:func:`workload_metrics`): one ``wmap_workload_info`` per workload, one
 ``wmap_workload_gpus`` per workload, figure and GPU resource name, one
-``wmap_pod_workload_info`` per pod a view holds (joinable with DCGM's namespace/pod labels).
+``wmap_pod_workload_info`` per pod a view holds (joinable with DCGM's namespace/pod labels),
+the last only with ``Settings.pod_metrics`` (off by default).
 They are served from text kept per view (:mod:`workload_map.api.workload_series`: only a
 changed view is rendered again).
 
@@ -97,14 +98,17 @@ class Metrics:
         return gzip.compress(body, compresslevel=3) if compress else body
 
     def workload_text(self) -> bytes:
-        """The per-workload families, or nothing when ``Settings.workload_metrics`` is off."""
+        """The per-workload families, or nothing when ``Settings.workload_metrics`` is off.
+
+        The per-pod family only with ``Settings.pod_metrics`` (off by default).
+        """
         runtime = self._runtime()
         if runtime.service is None or not runtime.settings.workload_metrics:
             return b""
         by_cluster = bool(runtime.karta_crds)
         if self.series is None or self.series.by_cluster != by_cluster:
             self.series = WorkloadSeries(by_cluster=by_cluster)
-        return self.series.text(runtime.service.workloads())
+        return self.series.text(runtime.service.workloads(), pods=runtime.settings.pod_metrics)
 
 
 def register_process_collectors(registry: CollectorRegistry) -> None:

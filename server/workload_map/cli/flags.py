@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
                        epilog="Unset flags fall back to WMAP_HOST, WMAP_PORT, WMAP_AUTH, WMAP_IMPERSONATE, "
                               "WMAP_METRICS_PUBLIC, WMAP_REQUEST_TIMEOUT, WMAP_NAMESPACES (comma-separated), "
                               "WMAP_LOG_FORMAT, WMAP_LOG_LEVEL, WMAP_GPU_RESOURCES, WMAP_RESOLVER_WORKERS, "
-                              "WMAP_RESOLUTION_TIMEOUT, WMAP_STALE_AFTER, WMAP_WORKLOAD_METRICS and WMAP_GRAPHIQL; WMAP_GRAPHIQL_ASSETS names the local GraphiQL assets folder.")
+                              "WMAP_RESOLUTION_TIMEOUT, WMAP_STALE_AFTER, WMAP_WORKLOAD_METRICS, WMAP_POD_METRICS and WMAP_GRAPHIQL; WMAP_GRAPHIQL_ASSETS names the local GraphiQL assets folder.")
     s.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=None, help="listen port (default 8080)")
     s.add_argument("--snapshot", action="append", default=[],
@@ -59,8 +59,10 @@ def register(sub: Any) -> None:
     s.add_argument("--metrics-public", action=argparse.BooleanOptionalAction, default=None,
                    help="serve /metrics without authentication (default on)")
     s.add_argument("--workload-metrics", action=argparse.BooleanOptionalAction, default=None,
-                   help="serve one wmap_workload_info / wmap_workload_gpus series per workload and one "
-                        "wmap_pod_workload_info per pod on /metrics (default on)")
+                   help="serve one wmap_workload_info / wmap_workload_gpus series per workload on /metrics "
+                        "(default on)")
+    s.add_argument("--pod-metrics", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --workload-metrics, also one wmap_pod_workload_info series per pod (default off)")
     s.add_argument("--graphiql", action=argparse.BooleanOptionalAction, default=None,
                    help="serve the GraphiQL page to browsers on GET /graphql (default on; --no-graphiql: JSON 404)")
     s.add_argument("--request-timeout", type=float, default=None, help="per-request time budget, seconds")

@@ -131,6 +131,7 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
         dra_gpu_classes=cast("tuple[str, ...] | None", env.get("dra_gpu_classes")),
         metrics_public=_pick(args, env, "metrics_public", True),
         workload_metrics=_pick(args, env, "workload_metrics", True),
+        pod_metrics=_pick(args, env, "pod_metrics", False),
         graphiql=_pick(args, env, "graphiql", True),
         resolver=ResolverSettings(workers=_pick(args, env, "resolver_workers", 0),
                                   timeout_s=_pick(args, env, "resolution_timeout", 2.0)))
