@@ -208,6 +208,12 @@ async def _open_cluster(runtime: Runtime) -> object:
     runtime.cluster = kube.cluster_name or kube.context or "default"
     runtime.karta_crd = await ensure_karta_crd(client, install=kube.install_karta_crd)
     cache.watch(KARTA_GVK)
+    if kube.karta_status and runtime.registrar is not None:
+        from workload_map.service.kartastatus import LEASE_NAME, karta_status, lease_namespace
+
+        controller, elector = karta_status(runtime.registrar, runtime.service, cache, client,
+                                           namespace=lease_namespace(kube.lease_namespace), lease_name=LEASE_NAME)
+        runtime.karta_status, runtime.background = controller, [elector.run, controller.run]
     return cache
 
 
@@ -376,6 +382,7 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
     for cache in caches:
         await cache.start()
     await service.start()
+    follows += [asyncio.create_task(run(), name="wmap-background") for run in runtime.background]
     if runtime.source == "reader" and runtime.reader.is_synced():
         await service.settled(READER_SETTLE_S)
     runtime.started = True
@@ -401,3 +408,10 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
             await cache.stop()
         for close in runtime.closers:
             await close()
+
+
+def webhook_app(app: Starlette) -> Starlette:
+    """The admission webhook app (``workload_map.api.webhook``) sharing ``app``'s runtime."""
+    from workload_map.api.webhook import create_webhook_app
+
+    return create_webhook_app(app.state.runtime)

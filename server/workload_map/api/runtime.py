@@ -52,6 +52,9 @@ class Runtime:
         followers: (registrar, reader) pairs whose Karta objects the lifespan follows: one
             per cluster with several clusters; filled with the single pair otherwise.
         karta_crds: cluster name -> Karta CRD state, with several clusters.
+        background: coroutine functions the lifespan runs as tasks once the caches started
+            (the Karta status controller and its Lease elector), cancelled at shutdown.
+        karta_status: the ``KartaStatusController`` (cluster mode), else None.
     """
 
     settings: Settings
@@ -70,6 +73,8 @@ class Runtime:
     followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
     karta_crds: dict[str, str] = field(default_factory=dict)
     registrars: dict[str, Registrar] = field(default_factory=dict)
+    background: list[Callable[[], Any]] = field(default_factory=list)
+    karta_status: Any = None
 
     def definitions_generation(self) -> int:
         """A number that changes whenever any cluster's definitions change (read-your-writes)."""

@@ -44,6 +44,14 @@ def register(sub: Any) -> None:
     s.add_argument("--context", action="append", default=[],
                    help="kubeconfig context (repeatable: one cluster per context, served together)")
     s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
+    s.add_argument("--karta-status", action=argparse.BooleanOptionalAction, default=True,
+                   help="write Karta status from the replica holding the Lease (default on)")
+    s.add_argument("--lease-namespace", default="",
+                   help="namespace of that Lease (default $POD_NAMESPACE, else the service account's, else default)")
+    s.add_argument("--webhook-port", type=int, default=0,
+                   help="serve the Karta admission webhooks over TLS on this port (default 0: off)")
+    s.add_argument("--webhook-cert", default="", help="PEM serving certificate of the webhook listener")
+    s.add_argument("--webhook-key", default="", help="PEM private key of the webhook listener")
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
     s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")

@@ -55,6 +55,7 @@ from workload_map.config import (
     KubeSettings,
     ResolverSettings,
     Settings,
+    WebhookSettings,
     environment_defaults,
 )
 from workload_map.definitions.phases import Phase
@@ -114,7 +115,11 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                           kubeconfigs=kubeconfigs, contexts=contexts,
                           namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name,
-                          stale_after_s=_pick(args, env, "stale_after", 30.0)),
+                          stale_after_s=_pick(args, env, "stale_after", 30.0),
+                          karta_status=getattr(args, "karta_status", True),
+                          lease_namespace=getattr(args, "lease_namespace", "")),
+        webhook=WebhookSettings(port=getattr(args, "webhook_port", 0), cert_file=getattr(args, "webhook_cert", ""),
+                                key_file=getattr(args, "webhook_key", "")),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
         shared_gpu_resources=tuple(cast("tuple[str, ...]", env.get("shared_gpu_resources", ()))),
@@ -135,6 +140,9 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     if not settings.kube.stale_after_s >= 0:
         raise InvalidRequest(f"--stale-after (WMAP_STALE_AFTER) must be a number of seconds >= 0, "
                              f"got {settings.kube.stale_after_s!r}")
+    if settings.webhook.port and not (settings.webhook.cert_file and settings.webhook.key_file):
+        raise InvalidRequest("--webhook-port needs --webhook-cert and --webhook-key (the API server calls "
+                             "admission webhooks over TLS only)")
     if settings.log_format not in FORMATS:
         raise InvalidRequest(f"WMAP_LOG_FORMAT must be one of {', '.join(FORMATS)}, got {settings.log_format!r}")
     if args.catalog_dir:
@@ -156,13 +164,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "serve snapshots with --auth none", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(settings.log_format, settings.log_level)
-    app = StartupFailure(create_app(settings))
+    starlette_app = create_app(settings)
+    app = StartupFailure(starlette_app)
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
                             ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False,
                             ws_max_size=settings.http.max_body_bytes, **uvicorn_limits(settings))
     server = uvicorn.Server(config)
+    hook = settings.webhook
     try:
-        server.run()
+        if hook.port:
+            from workload_map.app import webhook_app
+            from workload_map.cli.serving import run_with_webhook
+
+            run_with_webhook(server, uvicorn.Server(uvicorn.Config(
+                webhook_app(starlette_app), host=settings.http.host, port=hook.port, log_config=None,
+                lifespan="off", ssl_certfile=hook.cert_file, ssl_keyfile=hook.key_file, timeout_graceful_shutdown=5)))
+        else:
+            server.run()
     except SystemExit:  # uvicorn exits 1 when it cannot bind the address (it logged why)
         if server.started:
             raise
