@@ -4,12 +4,12 @@ Validation (``CREATE`` and ``UPDATE``), in this order, the first refusal wins:
 
 1. on update, the root component's group/version/kind must not change (upstream rule:
    "the root component GVK is immutable");
-2. no other Karta may describe the same root GVK (the existing one is named; different
-   versions of one group/kind are allowed). Checked against the Kartas the informer cache
-   holds, so it is best effort under concurrent creates, as upstream;
-3. the full validation of registration: fields, jq static checks, the bounded trial
+2. the full validation of registration: fields, jq static checks, the bounded trial
    evaluation in a child process, the name rules (``Registrar.check``), every finding with
    its field path;
+3. no other Karta may describe the same root GVK (the existing one is named; different
+   versions of one group/kind are allowed). Checked against the Kartas the informer cache
+   holds, so it is best effort under concurrent creates, as upstream;
 4. the managed GVK labels, when present, must hold the root GVK's values.
 
 Mutation stamps the managed labels (``karta.run.ai/{group,version,kind}`` and the older
@@ -90,17 +90,20 @@ async def validate_karta(registrar: Registrar, operation: str, obj: Mapping[str,
             now = _describe(root) if root is not None else "none"
             return Verdict(False, "spec.structureDefinition.rootComponent.kind: the root component GVK is immutable "
                                   f"and cannot be changed after creation (was {_describe(before)}, now {now})")
-    existing = duplicate_of(obj, kartas)
-    if existing is not None and root is not None:
-        return Verdict(False, f'a Karta for {_describe(root)} already exists ("{existing}"); '
-                              "only one Karta per group/version/kind is allowed")
+    conflict = ""
     try:
         await registrar.check(dict(obj))
     except InvalidDefinition as exc:
         lines = [str(p) for p in exc.problems]
         return Verdict(False, f'Karta "{_name(obj)}" is invalid: ' + "; ".join(lines))
     except (Conflict, InvalidRequest) as exc:
-        return Verdict(False, str(exc))
+        conflict = str(exc)
+    existing = duplicate_of(obj, kartas)
+    if existing is not None and root is not None:
+        return Verdict(False, f'a Karta for {_describe(root)} already exists ("{existing}"); '
+                              "only one Karta per group/version/kind is allowed")
+    if conflict:
+        return Verdict(False, conflict)
     return _check_labels(obj, root)
 
 

@@ -72,6 +72,8 @@ class KartaStatusController:
         self.interval = interval
         self.resolved_at: dict[str, str] = {}
         self.writes = 0
+        #: The ``LeaderElector`` deciding ``is_leader`` (set by :func:`karta_status`).
+        self.elector: Any = None
         self._wake = asyncio.Event()
         self._static: dict[tuple[str, int, str], tuple[tuple[str, ...], Any]] = {}
 
@@ -202,6 +204,7 @@ def karta_status(intake: DefinitionIntake, service: Any, cache: Any, client: Any
                                        is_leader=lambda: bool(holder) and holder[0].is_leader)
     elector = LeaderElector(client, namespace, lease_name, replica_identity(), on_change=controller.wake)
     holder.append(elector)
+    controller.elector = elector
     intake.registry.add_listener(controller.wake)
     cache.discovery.crds.add_listener(controller.wake)
     return controller, elector
