@@ -98,7 +98,8 @@ def register(sub: Any) -> None:
                         f"{', '.join(p.value for p in Phase)})")
     g.add_argument("-l", "--selector", default="",
                    help="label selector on the workload's root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)")
-    g.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default="table")
+    g.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default=None,
+                   help="default table, or $WMAP_OUTPUT / the config file")
     _source_flags(g)
     g.add_argument("--log-format", choices=FORMATS, default="text")
     g.set_defaults(func=_live("cmd_get"))

@@ -263,7 +263,7 @@ def parse_phases(values: list[str]) -> set[str]:
 async def _get(args: argparse.Namespace) -> int:
     phases = parse_phases(args.phase)
     registry = build_registry(catalog_dir=args.catalog_dir)
-    entries = resolve_kind(registry, args.kind)
+    entries = resolve_kind(registry, args.kind, output=args.output)
     if isinstance(entries, int):
         return entries
     from workload_map.cli.kubectl import matches, parse_selector
@@ -329,7 +329,7 @@ async def _describe(args: argparse.Namespace) -> int:
         print(f"error: expected KIND/NAME, got {args.target!r}", file=sys.stderr)
         return EXIT_USAGE
     registry = build_registry(args.definition, args.catalog_dir)
-    entries = resolve_kind(registry, kind)
+    entries = resolve_kind(registry, kind, output=args.output)
     if isinstance(entries, int):
         return entries
     snapshot = getattr(args, "snapshot", [])
