@@ -41,6 +41,9 @@ def register(sub: Any) -> None:
     d.add_argument("-o", "--output", choices=("table", "json", "yaml"), default=None)
     d.add_argument("--kubeconfig", default=None)
     d.add_argument("--context", default=None)
+    from workload_map.cli.kubectl import add_connection_flags
+
+    add_connection_flags(d)
     d.set_defaults(func=cmd_definitions)
 
 
@@ -105,7 +108,7 @@ def _table(entries: list[Entry], limit: int) -> str:
 
 
 def _has_cluster(args: argparse.Namespace) -> bool:
-    if args.kubeconfig or args.context:
+    if args.kubeconfig or args.context or args.server:
         return True
     from workload_map.kube.client import has_cluster_config
 
@@ -120,7 +123,7 @@ async def _merge_cluster(registry: DefinitionRegistry, args: argparse.Namespace)
     from workload_map.service.registration import Registrar
     from workload_map.service.stores import DirectoryStore
 
-    client = await connect_reachable(args.kubeconfig, args.context)
+    client = await connect_reachable(args.kubeconfig, args.context, args=args)
     try:
         listed = await KubeApi(client).get_json(KARTAS_PATH)
     except KubeApiError as exc:

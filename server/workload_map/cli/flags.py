@@ -115,3 +115,6 @@ def _source_flags(p: argparse.ArgumentParser) -> None:
                    help="serve/read objects from files or directories (repeatable; '-' for stdin)")
     p.add_argument("--kubeconfig", default=None)
     p.add_argument("--context", default=None)
+    from workload_map.cli.kubectl import add_connection_flags
+
+    add_connection_flags(p)

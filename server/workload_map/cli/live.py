@@ -201,7 +201,7 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
     from workload_map.cli.kubectl import connect_reachable
     from workload_map.kube.cache import CacheOptions, InformerCache
 
-    client = await connect_reachable(args.kubeconfig, args.context)
+    client = await connect_reachable(args.kubeconfig, args.context, args=args)
     cache = InformerCache(client, options=CacheOptions(namespaces=(namespace,) if namespace else ()),
                           close_client=True)
     for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK, *DRA_KINDS}:
@@ -352,5 +352,5 @@ async def _describe(args: argparse.Namespace) -> int:
     finally:
         if close is not None:
             await close()
-    print(render([view], args.output))
+    print(render([view], args.output, pod_limit=getattr(args, "pod_limit", 0)))
     return EXIT_OK

@@ -68,7 +68,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
         if isinstance(kept, int):
             return kept
         views = kept
-    print(render(views, args.output))
+    print(render(views, args.output, pod_limit=args.pod_limit))
     return EXIT_OK
 
 
@@ -208,6 +208,11 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("-n", "--namespace", default=None)
     d.add_argument("--kubeconfig", default=None)
     d.add_argument("--context", default=None)
+    d.add_argument("--pod-limit", type=int, default=0,
+                   help="pods shown per component in the tree (0: all; unhealthy pods first)")
+    from workload_map.cli.kubectl import add_connection_flags
+
+    add_connection_flags(d)
     d.set_defaults(func=cmd_describe)
     v = sub.add_parser("validate", help="validate definition files and directories ('-' for stdin)")
     v.add_argument("files", nargs="+", metavar="FILE", help="file, directory (its .yaml/.yml/.json files) or '-'")
@@ -215,10 +220,11 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("catalog", help="list the built-in definitions")
     c.add_argument("-o", "--output", choices=("table", "json"), default=None)
     c.set_defaults(func=cmd_catalog)
-    from workload_map.cli import definitions, flags
+    from workload_map.cli import completion, definitions, flags
 
     flags.register(sub)
     definitions.register(sub)
+    completion.register(sub)
     return p
 
 
@@ -251,7 +257,11 @@ def _run(argv: Sequence[str] | None) -> int:
 
     from workload_map.cli.outputs import OUTPUTS, default_output
 
-    args = parser().parse_args(argv)
+    from workload_map.cli.completion import autocomplete
+
+    p = parser()
+    autocomplete(p)  # answers and exits when the shell is completing
+    args = p.parse_args(argv)
     try:
         if args.command in OUTPUTS and getattr(args, "output", None) is None:
             args.output = default_output(args.command)
