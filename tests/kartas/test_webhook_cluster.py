@@ -104,10 +104,11 @@ async def test_webhook_refuses_broken_duplicate_and_gvk_change_and_stamps_labels
             for kind, body in configs.items():
                 r = await kube.post(HOOKS.format(kind=kind), json=body)
                 assert r.status_code == 201, r.text
-            # the API server's webhook client is set up at once, but give it a valid create to prove it
+            # the API server reads webhook configurations through an informer: wait until both are in force
+            probe = labelled(broken(jobset_definition(f"probe-{token}")), selector)
+            await poll(lambda: _refused(kube, probe), 30)
             valid = labelled(widget_karta(first, group), selector)
-            r = await poll(lambda: _create(kube, valid), 30)
-            assert r.status_code == 201, r.text
+            r = await poll(lambda: _created_with_labels(kube, valid), 30)
 
             # labels stamped by the mutating webhook: both spellings, from the root GVK
             labels = r.json()["metadata"]["labels"]
@@ -150,14 +151,27 @@ async def test_webhook_refuses_broken_duplicate_and_gvk_change_and_stamps_labels
         finally:
             for kind, body in configs.items():
                 await kube.delete(f"{HOOKS.format(kind=kind)}/{body['metadata']['name']}")
-            for name in (first, second, bad):
+            for name in (first, second, bad, f"probe-{token}"):
                 await kube.delete(f"{KARTAS}/{name}")
 
 
-async def _create(kube: httpx.AsyncClient, doc: dict[str, Any]) -> httpx.Response | None:
+async def _refused(kube: httpx.AsyncClient, doc: dict[str, Any]) -> bool:
+    """Create ``doc`` (broken): True once the validating webhook refuses it; an accepted one is deleted."""
     r = await kube.post(KARTAS, json=doc)
-    # until the API server reaches the webhook the create may fail with a call error: retry
-    return r if r.status_code == 201 or "failed calling webhook" not in r.text else None
+    if r.status_code == 201:
+        await kube.delete(f"{KARTAS}/{doc['metadata']['name']}")
+        return False
+    return "denied the request" in r.text
+
+
+async def _created_with_labels(kube: httpx.AsyncClient, doc: dict[str, Any]) -> httpx.Response | None:
+    """Create ``doc``; the response once the mutating webhook stamped it (else delete and retry)."""
+    r = await kube.post(KARTAS, json=doc)
+    assert r.status_code in (201, 409), r.text
+    if r.status_code == 201 and "karta.run.ai/kind" in r.json()["metadata"].get("labels", {}):
+        return r
+    await kube.delete(f"{KARTAS}/{doc['metadata']['name']}")
+    return None
 
 
 async def _has(reader: Any, name: str) -> bool:
