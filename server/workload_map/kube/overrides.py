@@ -12,12 +12,16 @@ cluster, user or context name.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config.config_exception import ConfigException
-from kubernetes_asyncio.config.kube_config import KubeConfigMerger, load_kube_config_from_dict
+from kubernetes_asyncio.config.kube_config import load_kube_config_from_dict
 
 from workload_map.kube.client import ClusterConfigError, ConfigSource, KubeClient, connect, find_config_source
 
@@ -59,10 +63,7 @@ async def connect_with(kubeconfig: str | None, context: str | None, flags: Conne
 
 
 async def _load(source: ConfigSource, context: str | None, flags: ConnectionFlags, configuration: Any) -> None:
-    node = KubeConfigMerger(source.path).config
-    if node is None:
-        raise ClusterConfigError(f"kubeconfig not found: {source.path}")
-    merged: dict[str, Any] = dict(node.value)
+    merged = _merged(source.path)
     contexts = {c["name"]: c.get("context") or {} for c in merged.get("contexts") or []}
     name = context or merged.get("current-context") or ""
     if name and name not in contexts:
@@ -85,6 +86,28 @@ async def _load(source: ConfigSource, context: str | None, flags: ConnectionFlag
         await load_kube_config_from_dict(merged, context=OVERRIDE_CONTEXT, client_configuration=configuration)
     except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
         raise ClusterConfigError(f"invalid {source}: {exc}") from exc
+
+
+def _merged(paths: str) -> dict[str, Any]:
+    """The kubeconfig files of ``paths`` (``os.pathsep``-joined), merged as kubectl does.
+
+    The first file naming an entry (cluster, user, context) or ``current-context`` wins.
+    """
+    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
+    for path in (Path(p).expanduser() for p in paths.split(os.pathsep) if p):
+        if not path.is_file():
+            continue
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ClusterConfigError(f"invalid kubeconfig {path}: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ClusterConfigError(f"invalid kubeconfig {path}: not a mapping")
+        merged.setdefault("current-context", loaded.get("current-context"))
+        for key in ("clusters", "users", "contexts"):
+            known = {e.get("name") for e in merged[key]}
+            merged[key] += [e for e in loaded.get(key) or [] if isinstance(e, dict) and e.get("name") not in known]
+    return merged
 
 
 def _apply(flags: ConnectionFlags, configuration: Any) -> None:
