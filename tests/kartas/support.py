@@ -44,6 +44,11 @@ def conditions(karta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in (karta.get("status") or {}).get("conditions") or []}
 
 
+async def patch_karta(kube: httpx.AsyncClient, name: str, patch: dict[str, Any]) -> httpx.Response:
+    """JSON merge patch of the Karta ``name`` (no resourceVersion: the status writer may write meanwhile)."""
+    return await kube.patch(f"{KARTAS}/{name}", json=patch, headers={"Content-Type": "application/merge-patch+json"})
+
+
 async def get_karta(kube: httpx.AsyncClient, name: str) -> dict[str, Any]:
     response = await kube.get(f"{KARTAS}/{name}")
     assert response.status_code == 200, response.text

@@ -7,6 +7,7 @@ namespace (so servers of other tests never compete for it). Kartas are deleted a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_mutations import broken, jobset_definition
-from tests.kartas.support import (KARTAS, conditions, get_karta, karta_when, poll, widget_crd, widget_karta,
+from tests.kartas.support import (KARTAS, conditions, karta_when, patch_karta, poll, widget_crd, widget_karta,
                                   widget_kind, wmap_server)
 
 pytestmark = pytest.mark.cluster
@@ -55,7 +56,7 @@ async def test_status_follows_validation_crd_and_generation(k8s_control_plane: A
             assert failed["CRDExists"]["status"] == "True" and failed["Ready"]["status"] == "False"
 
             # 3. the CRD is installed later: CRDExists and Ready flip to True
-            cp.create_crd(widget_crd(group))
+            await asyncio.to_thread(cp.create_crd, widget_crd(group))  # blocking client: off the server's loop
             karta = await karta_when(kube, good, lambda k: ready_status(k) == "True")
             assert conditions(karta)["CRDExists"]["reason"] == "CRDFound"
             assert conditions(karta)["Validated"]["lastTransitionTime"] == conds["Validated"]["lastTransitionTime"]
@@ -69,9 +70,8 @@ async def test_status_follows_validation_crd_and_generation(k8s_control_plane: A
             assert karta["status"]["lastResolvedTime"].endswith("Z")
 
             # 5. a spec change bumps the generation: every observedGeneration follows
-            karta["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"] = {
-                "running": [{"byPhase": "Active"}]}
-            r = await kube.put(f"{KARTAS}/{good}", json=karta)
+            r = await patch_karta(kube, good, {"spec": {"structureDefinition": {"rootComponent": {
+                "statusDefinition": {"statusMappings": {"running": [{"byPhase": "Active"}]}}}}}})
             assert r.status_code == 200, r.text
             assert r.json()["metadata"]["generation"] == 2
             karta = await karta_when(kube, good, lambda k: k["status"].get("observedGeneration") == 2)
@@ -111,9 +111,8 @@ async def test_two_servers_one_writer_and_failover(k8s_control_plane: Any, names
             # the leader stops (releasing the Lease): the follower takes over and follows a generation bump
             await stacks[lead].aclose()
             await poll(lambda: _true(follower.is_leader()), 30)
-            karta = await get_karta(kube, name)
-            karta["spec"]["structureDefinition"]["rootComponent"]["name"] = "gadget"
-            assert (await kube.put(f"{KARTAS}/{name}", json=karta)).status_code == 200
+            r = await patch_karta(kube, name, {"spec": {"structureDefinition": {"rootComponent": {"name": "gadget"}}}})
+            assert r.status_code == 200 and r.json()["metadata"]["generation"] == 2, r.text
             await karta_when(kube, name, lambda k: k["status"].get("observedGeneration") == 2)
             assert follower.writes >= 1
         finally:

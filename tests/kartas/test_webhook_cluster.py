@@ -32,7 +32,7 @@ from workload_map.gvk import KARTA_GVK
 from tests.api.live import wait_until
 from tests.api.test_mutations import broken, jobset_definition
 from tests.kartas.certs import serving_pair
-from tests.kartas.support import KARTAS, get_karta, poll, widget_karta, widget_kind, wmap_server
+from tests.kartas.support import KARTAS, patch_karta, poll, widget_karta, widget_kind, wmap_server
 
 pytestmark = pytest.mark.cluster
 HOOKS = "/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations"
@@ -133,21 +133,18 @@ async def test_webhook_refuses_broken_duplicate_and_gvk_change_and_stamps_labels
                     in r.json()["message"])
 
             # the root GVK cannot change on update
-            stored = await get_karta(kube, first)
-            changed = copy.deepcopy(stored)
-            changed["spec"]["structureDefinition"]["rootComponent"]["kind"]["version"] = "v2"
-            r = await kube.put(f"{KARTAS}/{first}", json=changed)
+            r = await patch_karta(kube, first, {"spec": {"structureDefinition": {"rootComponent": {
+                "kind": {"version": "v2"}}}}})
             assert r.status_code >= 400
             assert "the root component GVK is immutable" in r.json()["message"]
 
             # removing or editing a managed label: the mutating webhook puts it back
-            edited = copy.deepcopy(stored)
-            del edited["metadata"]["labels"]["karta.run.ai/kind"]
-            edited["metadata"]["labels"]["karta.run.ai/group"] = "elsewhere.example.com"
-            r = await kube.put(f"{KARTAS}/{first}", json=edited)
+            r = await patch_karta(kube, first, {"metadata": {"labels": {
+                "karta.run.ai/kind": None, "karta.run.ai/group": "elsewhere.example.com", "team": "a"}}})
             assert r.status_code == 200, r.text
             labels = r.json()["metadata"]["labels"]
             assert labels["karta.run.ai/kind"] == "Widget" and labels["karta.run.ai/group"] == group
+            assert labels["team"] == "a"  # other labels are the author's
         finally:
             for kind, body in configs.items():
                 await kube.delete(f"{HOOKS.format(kind=kind)}/{body['metadata']['name']}")
