@@ -77,6 +77,10 @@ class KartaStatusController:
         self._wake = asyncio.Event()
         self._static: dict[tuple[str, int, str], tuple[tuple[str, ...], Any]] = {}
 
+    def is_leader(self) -> bool:
+        """True while this replica holds the Lease (it alone writes)."""
+        return self._is_leader()
+
     def wake(self, *_: object) -> None:
         """Start the next round now (a registry or CRD listener)."""
         self._wake.set()
