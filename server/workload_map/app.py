@@ -255,6 +255,13 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
         crds[target.name] = await _karta_crd_state(client, kube.install_karta_crd)
         cache.watch(KARTA_GVK)
         caches.append(cache)
+        if kube.karta_status:  # each cluster's Kartas get their status from that cluster's Lease holder
+            from workload_map.service.kartastatus import LEASE_NAME, karta_status, lease_namespace
+
+            status = karta_status(registrar, service, cache, client, namespace=lease_namespace(kube.lease_namespace),
+                                  lease_name=LEASE_NAME)
+            runtime.karta_statuses[target.name] = status[0]
+            runtime.background += [status[1].run, status[0].run]
     fleet = Fleet({name: m[0] for name, m in members.items()}, feed)
     fleet.writers = {name: m[1] for name, m in members.items()}
     runtime.attach_fleet(fleet, runtime.followers[0][0])

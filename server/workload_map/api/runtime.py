@@ -54,7 +54,8 @@ class Runtime:
         karta_crds: cluster name -> Karta CRD state, with several clusters.
         background: coroutine functions the lifespan runs as tasks once the caches started
             (the Karta status controller and its Lease elector), cancelled at shutdown.
-        karta_status: the ``KartaStatusController`` (cluster mode), else None.
+        karta_status: the ``KartaStatusController`` (one cluster), else None.
+        karta_statuses: cluster name -> its ``KartaStatusController``, with several clusters.
     """
 
     settings: Settings
@@ -75,6 +76,7 @@ class Runtime:
     registrars: dict[str, Registrar] = field(default_factory=dict)
     background: list[Callable[[], Any]] = field(default_factory=list)
     karta_status: Any = None
+    karta_statuses: dict[str, Any] = field(default_factory=dict)
 
     def definitions_generation(self) -> int:
         """A number that changes whenever any cluster's definitions change (read-your-writes)."""
