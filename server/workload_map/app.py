@@ -59,6 +59,7 @@ from workload_map.api.middleware import BodyLimitMiddleware, DeadlineMiddleware,
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
 from workload_map.api.runtime import Runtime
+from workload_map.api.webhook import create_webhook_app
 from workload_map.auth.access import Access, KubernetesAccess, OpenAccess
 from workload_map.config import Settings
 from workload_map.definitions.catalog import load_catalog, load_definition_dir
@@ -70,6 +71,7 @@ from workload_map.kube.snapshot import SnapshotReader
 from workload_map.gvk import KARTA_GVK
 from workload_map.service import WorkloadService
 from workload_map.service.feed import ChangeFeed
+from workload_map.service.kartastatus import karta_status
 from workload_map.service.fleet import Fleet
 from workload_map.service.pool import usable_cores
 from workload_map.service.registration import Registrar
@@ -209,11 +211,8 @@ async def _open_cluster(runtime: Runtime) -> object:
     runtime.karta_crd = await ensure_karta_crd(client, install=kube.install_karta_crd)
     cache.watch(KARTA_GVK)
     if kube.karta_status and runtime.registrar is not None:
-        from workload_map.service.kartastatus import LEASE_NAME, karta_status, lease_namespace
-
-        controller, elector = karta_status(runtime.registrar, runtime.service, cache, client,
-                                           namespace=lease_namespace(kube.lease_namespace), lease_name=LEASE_NAME)
-        runtime.karta_status, runtime.background = controller, [elector.run, controller.run]
+        runtime.karta_status = karta_status(runtime.registrar, runtime.service, cache, client, runtime.background,
+                                            namespace=kube.lease_namespace)
     return cache
 
 
@@ -256,12 +255,8 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
         cache.watch(KARTA_GVK)
         caches.append(cache)
         if kube.karta_status:  # each cluster's Kartas get their status from that cluster's Lease holder
-            from workload_map.service.kartastatus import LEASE_NAME, karta_status, lease_namespace
-
-            status = karta_status(registrar, service, cache, client, namespace=lease_namespace(kube.lease_namespace),
-                                  lease_name=LEASE_NAME)
-            runtime.karta_statuses[target.name] = status[0]
-            runtime.background += [status[1].run, status[0].run]
+            runtime.karta_statuses[target.name] = karta_status(registrar, service, cache, client, runtime.background,
+                                                               namespace=kube.lease_namespace)
     fleet = Fleet({name: m[0] for name, m in members.items()}, feed)
     fleet.writers = {name: m[1] for name, m in members.items()}
     runtime.attach_fleet(fleet, runtime.followers[0][0])
@@ -419,6 +414,4 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
 
 def webhook_app(app: Starlette) -> Starlette:
     """The admission webhook app (``workload_map.api.webhook``) sharing ``app``'s runtime."""
-    from workload_map.api.webhook import create_webhook_app
-
     return create_webhook_app(app.state.runtime)

@@ -190,12 +190,14 @@ def replica_identity() -> str:
     return f"{socket.gethostname()}-{secrets.token_hex(4)}"
 
 
-def karta_status(intake: DefinitionIntake, service: Any, cache: Any, client: Any, *, namespace: str,
-                 lease_name: str) -> tuple[KartaStatusController, LeaderElector]:
-    """The controller and its leader elector over one cluster's informer cache and client.
+def karta_status(intake: DefinitionIntake, service: Any, cache: Any, client: Any,
+                 background: list[Callable[[], Awaitable[None]]], *, namespace: str = "",
+                 lease_name: str = LEASE_NAME) -> KartaStatusController:
+    """The status controller and its leader elector over one cluster's informer cache and client.
 
-    The controller wakes on leadership, definition and CRD changes. Start both
-    ``elector.run()`` and ``controller.run()`` as tasks; cancelling the elector releases the Lease.
+    ``elector.run`` and ``controller.run`` are appended to ``background`` (the lifespan runs
+    them as tasks; cancelling the elector releases the Lease). The controller wakes on
+    leadership, definition and CRD changes. ``namespace``: the Lease's (see :func:`lease_namespace`).
     """
     async def served(gvk: GVK) -> bool:
         return await cache.discovery.resolve(gvk) is not None
@@ -206,9 +208,11 @@ def karta_status(intake: DefinitionIntake, service: Any, cache: Any, client: Any
     holder: list[LeaderElector] = []
     controller = KartaStatusController(intake, service, cache, served=served, write=write,
                                        is_leader=lambda: bool(holder) and holder[0].is_leader)
-    elector = LeaderElector(client, namespace, lease_name, replica_identity(), on_change=controller.wake)
+    elector = LeaderElector(client, lease_namespace(namespace), lease_name, replica_identity(),
+                            on_change=controller.wake)
     holder.append(elector)
     controller.elector = elector
     intake.registry.add_listener(controller.wake)
     cache.discovery.crds.add_listener(controller.wake)
-    return controller, elector
+    background += [elector.run, controller.run]
+    return controller
