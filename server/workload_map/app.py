@@ -64,6 +64,7 @@ from workload_map.api.metrics import Metrics
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page
 from workload_map.api.routes import build_routes
 from workload_map.api.runtime import Runtime
+from workload_map.api.webhook import create_webhook_app
 from workload_map.auth.access import Access, OpenAccess
 from workload_map.config import Settings
 from workload_map.definitions.catalog import load_catalog
@@ -274,6 +275,7 @@ async def _start(runtime: Runtime, caches: list[Any]) -> list[asyncio.Task[None]
     for cache in caches:
         await cache.start()
     await service.start()
+    follows += [asyncio.create_task(run(), name="wmap-background") for run in runtime.background]
     if runtime.source == "reader" and runtime.reader.is_synced():
         await service.settled(READER_SETTLE_S)
     runtime.started = True
@@ -288,3 +290,8 @@ async def _start(runtime: Runtime, caches: list[Any]) -> list[asyncio.Task[None]
     log.info("serving %s as cluster %r with %d definitions", runtime.source, runtime.cluster,
              len(list(runtime.registry.entries())))
     return follows
+
+
+def webhook_app(app: Starlette) -> Starlette:
+    """The admission webhook app (``workload_map.api.webhook``) sharing ``app``'s runtime."""
+    return create_webhook_app(app.state.runtime)

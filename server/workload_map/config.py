@@ -165,6 +165,24 @@ class KubeSettings:
     """Name reported in the GraphQL ``cluster`` field (default: the context, or ``default``)."""
     stale_after_s: float = 30.0
     """Seconds a failing list/watch may last before answers are flagged stale."""
+    karta_status: bool = True
+    """Write Karta status (conditions, workload count) from the replica holding the Lease."""
+    lease_namespace: str = ""
+    """Namespace of that Lease ("": ``$POD_NAMESPACE``, the service account's, else ``default``)."""
+
+
+@dataclass(slots=True)
+class WebhookSettings:
+    """The admission webhook listener (TLS), off while ``port`` is 0.
+
+    Attributes:
+        port: HTTPS port of the validating and mutating Karta webhooks.
+        cert_file / key_file: PEM serving certificate (with its chain) and key.
+    """
+
+    port: int = 0
+    cert_file: str = ""
+    key_file: str = ""
 
 
 @dataclass(slots=True)
@@ -217,6 +235,7 @@ class Settings:
 
     http: HttpSettings = field(default_factory=HttpSettings)
     kube: KubeSettings = field(default_factory=KubeSettings)
+    webhook: WebhookSettings = field(default_factory=WebhookSettings)
     catalog_dir: Path = field(default_factory=default_catalog_dir)
     sample_dir: Path = field(default_factory=default_sample_dir)
     state_dir: Path = field(default_factory=lambda: Path(os.environ.get("WMAP_STATE_DIR") or ".wmap-state"))

@@ -25,6 +25,7 @@ from workload_map.materialization.feed import ChangeFeed
 from workload_map.materialization.pool import usable_cores
 from workload_map.registration.registrar import Registrar
 from workload_map.service.fleet import Fleet
+from workload_map.service.kartastatus import karta_status
 from workload_map.service.workloads import WorkloadService
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,9 @@ async def open_cluster(runtime: Runtime) -> object:
     runtime.cluster = kube.cluster_name or kube.context or "default"
     runtime.karta_crd = await ensure_karta_crd(client, install=kube.install_karta_crd)
     cache.watch(KARTA_GVK)
+    if kube.karta_status and runtime.registrar is not None:
+        runtime.karta_status = karta_status(runtime.registrar, runtime.service, cache, client, runtime.background,
+                                            namespace=kube.lease_namespace)
     return cache
 
 
@@ -98,6 +102,9 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
         crds[target.name] = await _karta_crd_state(client, kube.install_karta_crd)
         cache.watch(KARTA_GVK)
         caches.append(cache)
+        if kube.karta_status:  # each cluster's Kartas get their status from that cluster's Lease holder
+            runtime.karta_statuses[target.name] = karta_status(registrar, service, cache, client, runtime.background,
+                                                               namespace=kube.lease_namespace)
     fleet = Fleet({name: m[0] for name, m in members.items()}, feed)
     fleet.writers = {name: m[1] for name, m in members.items()}
     runtime.attach_fleet(fleet, runtime.followers[0][0])

@@ -11,7 +11,7 @@ import httpx
 from .helm import by_kind
 from .kinds import GVK
 
-RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding")
+RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 """The kinds that make up the chart's identity and permissions."""
 
 
@@ -55,10 +55,11 @@ def as_user(user: str) -> dict[str, str]:
 
 def access(client: httpx.Client, headers: dict[str, str], verb: str, group: str, resource: str,
            namespace: str = "") -> bool:
-    """SelfSubjectAccessReview as the impersonated identity."""
+    """SelfSubjectAccessReview as the impersonated identity (``resource`` may be ``kartas/status``)."""
+    resource, _, subresource = resource.partition("/")
     body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
             "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource,
-                                            "namespace": namespace}}}
+                                            "subresource": subresource, "namespace": namespace}}}
     r = client.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=body, headers=headers)
     assert r.status_code == 201, r.text
     return bool(r.json()["status"].get("allowed"))

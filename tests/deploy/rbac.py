@@ -28,7 +28,8 @@ def rules_by_resource(objects: Sequence[Mapping[str, Any]]) -> Rules:
 
 
 def expected_rules(*, auth: str = "kubernetes", impersonation: bool = False,
-                   extra: Sequence[Mapping[str, Any]] = (), registration: bool = True) -> Rules:
+                   extra: Sequence[Mapping[str, Any]] = (), registration: bool = True,
+                   karta_status: bool = True) -> Rules:
     """The exact RBAC the chart must grant for these values (see the chart README)."""
     table: dict[tuple[str, str], set[str]] = defaultdict(set)
     for rule in [*VALUES["rbac"]["workloadResources"], *extra]:
@@ -38,6 +39,9 @@ def expected_rules(*, auth: str = "kubernetes", impersonation: bool = False,
     table[("", "pods")] |= READ
     table[("apiextensions.k8s.io", "customresourcedefinitions")] |= READ
     table[("run.ai", "kartas")] |= READ | ({"create", "update", "delete"} if registration else set())
+    if karta_status:  # the Lease holder writes Karta status (a Role for the Lease in the release namespace)
+        table[("run.ai", "kartas/status")] = {"get", "patch"}
+        table[("coordination.k8s.io", "leases")] = {"get", "create", "update"}
     if auth == "kubernetes":
         table[("authentication.k8s.io", "tokenreviews")] = {"create"}
         table[("authorization.k8s.io", "subjectaccessreviews")] = {"create"}

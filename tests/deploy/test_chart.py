@@ -95,13 +95,14 @@ def test_default_render_has_exactly_the_core_objects(default_objects: list[dict]
     kinds = sorted(o["kind"] for o in default_objects)
     assert kinds == sorted(["ServiceAccount", "CustomResourceDefinition", "ClusterRole", "ClusterRole",
                             "ClusterRoleBinding", "ClusterRoleBinding", "Service", "Deployment",
+                            "Role", "RoleBinding",  # the Karta status Lease
                             "Pod"])  # the Pod is the `helm test` hook
 
 
 def test_toggles_add_their_objects(toggled_objects: list[dict]) -> None:
     kinds = sorted(o["kind"] for o in toggled_objects)
     assert kinds == sorted(["ServiceAccount", "CustomResourceDefinition", "ClusterRole", "ClusterRole",
-                            "ClusterRoleBinding", "ClusterRoleBinding", "Service", "Deployment",
+                            "ClusterRoleBinding", "ClusterRoleBinding", "Service", "Deployment", "Role", "RoleBinding",
                             "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor", "ConfigMap", "Pod"])
 
 
@@ -259,6 +260,8 @@ def test_rbac_default_exact_verbs(default_objects: list[dict]) -> None:
     # nothing beyond reading, except Karta writes and the two review creates
     writes = {k: v - READ for k, v in rules_by_resource(default_objects).items() if v - READ}
     assert writes == {("run.ai", "kartas"): {"create", "update", "delete"},
+                      ("run.ai", "kartas/status"): {"patch"},
+                      ("coordination.k8s.io", "leases"): {"create", "update"},
                       ("authentication.k8s.io", "tokenreviews"): {"create"},
                       ("authorization.k8s.io", "subjectaccessreviews"): {"create"}}
 
@@ -292,7 +295,7 @@ def test_rbac_bindings_point_at_the_service_account(default_objects: list[dict])
 
 def test_rbac_namespace_allow_list_uses_role_bindings(helm: Path) -> None:
     objs = template(helm, release=RELEASE, namespace=NAMESPACE, sets=["namespaces={team-a,team-b}"])
-    rbs = by_kind(objs, "RoleBinding")
+    rbs = [rb for rb in by_kind(objs, "RoleBinding") if rb["metadata"]["name"].endswith("-workloads")]
     assert sorted(rb["metadata"]["namespace"] for rb in rbs) == ["team-a", "team-b"]
     assert {rb["roleRef"]["name"] for rb in rbs} == {f"{FULLNAME}-workloads"}
     crbs = by_kind(objs, "ClusterRoleBinding")
@@ -303,7 +306,7 @@ def test_rbac_namespace_allow_list_uses_role_bindings(helm: Path) -> None:
 
 def test_rbac_create_false_and_existing_service_account(helm: Path) -> None:
     objs = template(helm, sets=["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=wmap-sa"])
-    assert not [o for o in objs if o["kind"] in ("ClusterRole", "ClusterRoleBinding", "RoleBinding",
+    assert not [o for o in objs if o["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
                                                  "ServiceAccount")]
     assert one(objs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "wmap-sa"
 

@@ -85,9 +85,11 @@ def test_crd_shape() -> None:
     assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
     assert version["subresources"] == {"status": {}}
     assert [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]] == [
-        ("Framework", ".spec.structureDefinition.rootComponent.kind.kind"),
-        ("Root Component", ".spec.structureDefinition.rootComponent.name"),
-        ("Age", ".metadata.creationTimestamp")]
+        ("Kind", ".spec.structureDefinition.rootComponent.kind.kind"),
+        ("Ready", '.status.conditions[?(@.type=="Ready")].status'),
+        ("Workloads", ".status.workloads"),
+        ("Age", ".metadata.creationTimestamp"),
+        ("Root Component", ".spec.structureDefinition.rootComponent.name")]
     assert "x-kubernetes-preserve-unknown-fields" not in yaml.safe_dump(version["schema"])
 
 
@@ -124,9 +126,9 @@ def test_condition_field_names_get_their_defaults(client: httpx.Client) -> None:
                   "messageFieldName": "message", "reasonFieldName": "reason"}
     table = client.get(KARTAS, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).json()
     columns = [c["name"] for c in table["columnDefinitions"]]
-    assert columns[:4] == ["Name", "Framework", "Root Component", "Age"]
+    assert columns[:6] == ["Name", "Kind", "Ready", "Workloads", "Age", "Root Component"]
     row = next(row["cells"] for row in table["rows"] if row["cells"][0] == "defaults")
-    assert row[1:3] == ["JobSet", "jobset"]
+    assert row[1] == "JobSet" and row[5] == "jobset"  # no status written here: Ready and Workloads empty
     client.delete(f"{KARTAS}/defaults")
 
 

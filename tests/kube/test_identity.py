@@ -17,7 +17,7 @@ from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotReader
-from workload_map.service import WorkloadService
+from workload_map.service.workloads import WorkloadService
 
 JOBSET = GVK("jobset.x-k8s.io", "v1alpha2", "JobSet")
 

@@ -22,6 +22,7 @@ served and updated (a new 1-GPU pod: east 12 + 1 = 13), ``/readyz`` stays 200.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
 import contextlib
 from collections.abc import AsyncIterator
@@ -251,3 +252,30 @@ async def test_a_cluster_unreachable_from_the_start_is_reported_and_the_other_se
         ready = await client.get("/readyz?verbose")
         assert ready.status_code == 503 and "[-]cluster gone syncing" in ready.text
         assert "[+]cluster east synced" in ready.text
+
+
+async def test_each_cluster_writes_the_status_of_its_own_kartas(
+        k8s_control_plane: Any, second_control_plane: Any, tmp_path: Path) -> None:
+    """Served together, each cluster's Kartas get status from that cluster's Lease holder: a Karta for
+    JobSet in west (its minimal CRDs serve JobSet) is Ready there."""
+    from tests.kartas.support import conditions, widget_karta
+
+    east, west = k8s_control_plane, second_control_plane
+    kubeconfig = merged_kubeconfig(tmp_path / "kubeconfig", {"east": east, "west": west})
+    name = f"west-jobset-{secrets.token_hex(3)}"
+    doc = widget_karta(name, "jobset.x-k8s.io")
+    doc["spec"]["structureDefinition"]["rootComponent"]["kind"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                                                                    "kind": "JobSet"}
+    async with fleet_server(kubeconfig, tmp_path / "state"), west.async_client() as kube:
+        try:
+            assert (await kube.post(KARTAS, json=doc)).status_code == 201
+
+            async def ready() -> dict | None:
+                karta = (await kube.get(f"{KARTAS}/{name}")).json()
+                return karta if conditions(karta).get("Ready", {}).get("status") == "True" else None
+
+            karta = await wait_until_async(ready, 60)
+            assert karta["status"]["observedGeneration"] == 1
+            assert conditions(karta)["CRDExists"]["reason"] == "CRDFound"
+        finally:
+            await kube.delete(f"{KARTAS}/{name}")

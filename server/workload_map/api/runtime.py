@@ -61,6 +61,10 @@ class Runtime:
         startup_error: why a start-up finished in the background failed (a snapshot that
             cannot be read); "" while none.
         on_startup_failure: called with that error (``wmap serve`` stops the server).
+        background: coroutine functions the lifespan runs as tasks once the caches started
+            (the Karta status controller and its Lease elector), cancelled at shutdown.
+        karta_status: the ``KartaStatusController`` (one cluster), else None.
+        karta_statuses: cluster name -> its ``KartaStatusController``, with several clusters.
     """
 
     settings: Settings
@@ -79,6 +83,9 @@ class Runtime:
     followers: list[tuple[Registrar, Reader]] = field(default_factory=list)
     karta_crds: dict[str, str] = field(default_factory=dict)
     registrars: dict[str, Registrar] = field(default_factory=dict)
+    background: list[Callable[[], Any]] = field(default_factory=list)
+    karta_status: Any = None
+    karta_statuses: dict[str, Any] = field(default_factory=dict)
     waits: ClientWaits = field(default_factory=lambda: ClientWaits(0))
     startup_error: str = ""
     on_startup_failure: Callable[[str], None] | None = None

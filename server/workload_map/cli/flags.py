@@ -44,6 +44,14 @@ def register(sub: Any) -> None:
     s.add_argument("--context", action="append", default=[],
                    help="kubeconfig context (repeatable: one cluster per context, served together)")
     s.add_argument("--install-karta-crd", action="store_true", help="install the kartas.run.ai CRD if missing")
+    s.add_argument("--karta-status", action=argparse.BooleanOptionalAction, default=True,
+                   help="write Karta status from the replica holding the Lease (default on)")
+    s.add_argument("--lease-namespace", default="",
+                   help="namespace of that Lease (default $POD_NAMESPACE, else the service account's, else default)")
+    s.add_argument("--webhook-port", type=int, default=0,
+                   help="serve the Karta admission webhooks over TLS on this port (default 0: off)")
+    s.add_argument("--webhook-cert", default="", help="PEM serving certificate of the webhook listener")
+    s.add_argument("--webhook-key", default="", help="PEM private key of the webhook listener")
     s.add_argument("--state-dir", default=None, help="offline definition store (snapshot mode)")
     s.add_argument("--namespace", action="append", default=[], help="watch only these namespaces (repeatable)")
     s.add_argument("--cluster-name", default="", help="name reported in the GraphQL cluster field")
@@ -102,7 +110,8 @@ def register(sub: Any) -> None:
                         f"{', '.join(p.value for p in Phase)})")
     g.add_argument("-l", "--selector", default="",
                    help="label selector on the workload's root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)")
-    g.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default="table")
+    g.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default=None,
+                   help="default table, or $WMAP_OUTPUT / the config file")
     _source_flags(g)
     g.add_argument("--log-format", choices=FORMATS, default="text")
     g.set_defaults(func=_live("cmd_get"))
@@ -118,3 +127,6 @@ def _source_flags(p: argparse.ArgumentParser) -> None:
                    help="serve/read objects from files or directories (repeatable; '-' for stdin)")
     p.add_argument("--kubeconfig", default=None)
     p.add_argument("--context", default=None)
+    from workload_map.cli.kubectl import add_connection_flags
+
+    add_connection_flags(p)

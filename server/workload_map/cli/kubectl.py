@@ -40,7 +40,7 @@ class ClusterUnreachable(ServerError):
 
 
 async def connect_reachable(kubeconfig: str | None, context: str | None,
-                            timeout: float = CONNECT_TIMEOUT_S) -> KubeClient:
+                            timeout: float = CONNECT_TIMEOUT_S, *, args: Any = None) -> KubeClient:
     """A client whose API server answered ``GET /version`` within ``timeout`` seconds.
 
     Any HTTP answer (even 401/403) counts as reachable; the informers report those.
@@ -55,7 +55,10 @@ async def connect_reachable(kubeconfig: str | None, context: str | None,
     from workload_map.kube.client import connect
     from workload_map.kube.errors import NETWORK, KubeApiError
 
-    client = await connect(kubeconfig, context=context)
+    from workload_map.kube.overrides import connect_with
+
+    client = await (connect_with(kubeconfig, context, connection_flags(args)) if args is not None
+                    else connect(kubeconfig, context=context))
     try:
         await asyncio.wait_for(KubeApi(client).get_json("/version"), timeout)
     except KubeApiError as exc:
@@ -66,6 +69,27 @@ async def connect_reachable(kubeconfig: str | None, context: str | None,
         await client.close()
         raise ClusterUnreachable(f"the API server {client.host} did not answer within {timeout:g}s") from None
     return client
+
+
+def add_connection_flags(parser: Any) -> None:
+    """Add kubectl's connection flags (``workload_map.kube.overrides``) to a command that reads a cluster."""
+    parser.add_argument("--server", default="", help="the API server address (overrides the kubeconfig)")
+    parser.add_argument("--token", default="", help="bearer token for the API server")
+    parser.add_argument("--user", default="", help="the kubeconfig user to use")
+    parser.add_argument("--cluster", default="", help="the kubeconfig cluster to use")
+    parser.add_argument("--insecure-skip-tls-verify", action="store_true",
+                        help="do not check the API server's certificate (insecure)")
+    parser.add_argument("--certificate-authority", default="", help="CA certificate file of the API server")
+
+
+def connection_flags(args: Any) -> Any:
+    """The ``ConnectionFlags`` of parsed ``args`` (absent flags: not given)."""
+    from workload_map.kube.overrides import ConnectionFlags
+
+    return ConnectionFlags(server=getattr(args, "server", "") or "", token=getattr(args, "token", "") or "",
+                           user=getattr(args, "user", "") or "", cluster=getattr(args, "cluster", "") or "",
+                           insecure_skip_tls_verify=bool(getattr(args, "insecure_skip_tls_verify", False)),
+                           certificate_authority=getattr(args, "certificate_authority", "") or "")
 
 
 def human_duration(seconds: float) -> str:

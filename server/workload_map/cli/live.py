@@ -56,6 +56,7 @@ from workload_map.config import (
     KubeSettings,
     ResolverSettings,
     Settings,
+    WebhookSettings,
     environment_defaults,
 )
 from workload_map.definitions.phases import Phase
@@ -124,7 +125,11 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
                           kubeconfigs=kubeconfigs, contexts=contexts,
                           namespaces=tuple(_pick(args, env, "namespace", ())), snapshot=snapshot_paths(args.snapshot),
                           install_karta_crd=args.install_karta_crd, cluster_name=args.cluster_name,
-                          stale_after_s=_pick(args, env, "stale_after", 30.0)),
+                          stale_after_s=_pick(args, env, "stale_after", 30.0),
+                          karta_status=getattr(args, "karta_status", True),
+                          lease_namespace=getattr(args, "lease_namespace", "")),
+        webhook=WebhookSettings(port=getattr(args, "webhook_port", 0), cert_file=getattr(args, "webhook_cert", ""),
+                                key_file=getattr(args, "webhook_key", "")),
         log_format=_pick(args, env, "log_format", "text"), log_level=_pick(args, env, "log_level", "INFO"),
         gpu_resources=tuple(cast("tuple[str, ...]", env.get("gpu_resources", ()))),
         shared_gpu_resources=tuple(cast("tuple[str, ...]", env.get("shared_gpu_resources", ()))),
@@ -146,6 +151,9 @@ def serve_settings(args: argparse.Namespace, environ: dict[str, str] | None = No
     if not settings.kube.stale_after_s >= 0:
         raise InvalidRequest(f"--stale-after (WMAP_STALE_AFTER) must be a number of seconds >= 0, "
                              f"got {settings.kube.stale_after_s!r}")
+    if settings.webhook.port and not (settings.webhook.cert_file and settings.webhook.key_file):
+        raise InvalidRequest("--webhook-port needs --webhook-cert and --webhook-key (the API server calls "
+                             "admission webhooks over TLS only)")
     if settings.log_format not in FORMATS:
         raise InvalidRequest(f"WMAP_LOG_FORMAT must be one of {', '.join(FORMATS)}, got {settings.log_format!r}")
     if args.catalog_dir:
@@ -182,8 +190,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app.error, server.should_exit = error, True
 
     inner.state.runtime.on_startup_failure = stop_serving
+    hook = settings.webhook
     try:
-        server.run()
+        if hook.port:
+            from workload_map.app import webhook_app
+            from workload_map.cli.serving import run_with_webhook
+
+            run_with_webhook(server, uvicorn.Server(uvicorn.Config(
+                webhook_app(inner), host=settings.http.host, port=hook.port, log_config=None,
+                lifespan="off", ssl_certfile=hook.cert_file, ssl_keyfile=hook.key_file, timeout_graceful_shutdown=5)))
+        else:
+            server.run()
     except SystemExit:  # uvicorn exits 1 when it cannot bind the address (it logged why)
         if server.started:
             raise
@@ -222,7 +239,7 @@ async def _read(args: argparse.Namespace, registry: DefinitionRegistry, kinds: l
     from workload_map.cli.kubectl import connect_reachable
     from workload_map.kube.cache import CacheOptions, InformerCache
 
-    client = await connect_reachable(args.kubeconfig, args.context)
+    client = await connect_reachable(args.kubeconfig, args.context, args=args)
     cache = InformerCache(client, options=CacheOptions(namespaces=(namespace,) if namespace else ()),
                           close_client=True)
     for gvk in {g for e in kinds for g in e.definition.kinds()} | {POD_GVK, KARTA_GVK, *DRA_KINDS}:
@@ -296,7 +313,7 @@ def parse_phases(values: list[str]) -> set[str]:
 async def _get(args: argparse.Namespace) -> int:
     phases = parse_phases(args.phase)
     registry = build_registry(catalog_dir=args.catalog_dir)
-    entries = resolve_kind(registry, args.kind)
+    entries = resolve_kind(registry, args.kind, output=args.output)
     if isinstance(entries, int):
         return entries
     from workload_map.cli.kubectl import matches, parse_selector
@@ -362,7 +379,7 @@ async def _describe(args: argparse.Namespace) -> int:
         print(f"error: expected KIND/NAME, got {args.target!r}", file=sys.stderr)
         return EXIT_USAGE
     registry = build_registry(args.definition, args.catalog_dir)
-    entries = resolve_kind(registry, kind)
+    entries = resolve_kind(registry, kind, output=args.output)
     if isinstance(entries, int):
         return entries
     snapshot = getattr(args, "snapshot", [])
@@ -385,5 +402,5 @@ async def _describe(args: argparse.Namespace) -> int:
     finally:
         if close is not None:
             await close()
-    print(render([view], args.output))
+    print(render([view], args.output, pod_limit=getattr(args, "pod_limit", 0)))
     return EXIT_OK

@@ -74,22 +74,22 @@ def cmd_describe(args: argparse.Namespace) -> int:
               "(`wmap catalog` lists the covered types)", file=sys.stderr)
         return EXIT_NO_DEFINITION
     if args.target:
-        kept = _select(registry, views, args.target, args.name)
+        kept = _select(registry, views, args.target, args.name, args.output)
         if isinstance(kept, int):
             return kept
         views = kept
-    print(render(views, args.output))
+    print(render(views, args.output, pod_limit=args.pod_limit))
     return EXIT_OK
 
 
 def _select(registry: DefinitionRegistry, views: list[WorkloadView], target: str,
-            name: str | None) -> list[WorkloadView] | int:
+            name: str | None, output: str = "tree") -> list[WorkloadView] | int:
     """The views a ``describe -f`` TYPE[/NAME] (or TYPE NAME) keeps, or an exit code (message on stderr)."""
     from workload_map.cli.kinds import resolve_kind
 
     kind, _, slash_name = target.partition("/")
     wanted = name or slash_name
-    entries = resolve_kind(registry, kind)
+    entries = resolve_kind(registry, kind, output=output)
     if isinstance(entries, int):
         return entries
     group_kind = entries[0].gvk.group_kind
@@ -217,20 +217,28 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("name", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     d.add_argument("-f", "--file", action="append", default=[], help="manifest file or directory ('-' for stdin)")
     d.add_argument("--definition", action="append", default=[], help="extra Karta definition file ('-' for stdin)")
-    d.add_argument("-o", "--output", choices=("json", "yaml", "tree"), default="tree")
+    d.add_argument("-o", "--output", choices=("json", "yaml", "tree"), default=None,
+                   help="default tree, or $WMAP_OUTPUT / the config file (workload_map.cli.outputs)")
     d.add_argument("-n", "--namespace", default=None)
     d.add_argument("--kubeconfig", default=None)
     d.add_argument("--context", default=None)
+    d.add_argument("--pod-limit", type=int, default=0,
+                   help="pods shown per component in the tree (0: all; unhealthy pods first)")
+    from workload_map.cli.kubectl import add_connection_flags
+
+    add_connection_flags(d)
     d.set_defaults(func=cmd_describe)
     v = sub.add_parser("validate", help="validate definition files and directories ('-' for stdin)")
     v.add_argument("files", nargs="+", metavar="FILE", help="file, directory (its .yaml/.yml/.json files) or '-'")
     v.set_defaults(func=cmd_validate)
     c = sub.add_parser("catalog", help="list the built-in definitions")
-    c.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    c.add_argument("-o", "--output", choices=("table", "json"), default=None)
     c.set_defaults(func=cmd_catalog)
-    from workload_map.cli import flags
+    from workload_map.cli import completion, definitions, flags
 
     flags.register(sub)
+    definitions.register(sub)
+    completion.register(sub)
     return p
 
 
@@ -259,23 +267,39 @@ def _silence_stdout() -> None:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = parser().parse_args(argv)
+    from workload_map.cli.failures import fail
+
+    from workload_map.cli.outputs import OUTPUTS, default_output
+
+    from workload_map.cli.completion import autocomplete
+
+    p = parser()
+    autocomplete(p)  # answers and exits when the shell is completing
+    args = p.parse_args(argv)
+    try:
+        if args.command in OUTPUTS and getattr(args, "output", None) is None:
+            args.output = default_output(args.command)
+    except InvalidRequest as exc:
+        return fail("usage", str(exc), EXIT_USAGE)
+    output = getattr(args, "output", None)
     try:
         return int(args.func(args))
     except InvalidDefinition as exc:
+        if output in ("json", "yaml"):
+            return fail("invalid_definition", str(exc), EXIT_FAIL, output=output,
+                        extra={"problems": [p.to_dict() for p in exc.problems]})
         print(f"error: {exc.name or 'definition'} is invalid:", file=sys.stderr)
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_FAIL
     except InvalidRequest as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("usage", str(exc), EXIT_USAGE, output=output)
     except ServerError as exc:
         if exc.code == "cluster_unreachable":
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_UNREACHABLE
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_NOT_FOUND if exc.code == "workload_not_found" else EXIT_FAIL
+            return fail("cluster_unreachable", str(exc), EXIT_UNREACHABLE, output=output)
+        if exc.code == "workload_not_found":
+            return fail("workload_not_found", str(exc), EXIT_NOT_FOUND, output=output)
+        return fail("failed", str(exc), EXIT_FAIL, output=output)
 
 
 if __name__ == "__main__":

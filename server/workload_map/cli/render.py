@@ -1,7 +1,9 @@
 """Render views for the terminal: JSON, YAML or an ASCII tree; ``get`` lists.
 
 The tree shows workload -> components -> instances -> pods with ready/desired counts,
-GPUs and nodes, then the phase and the three GPU figures. ``render_list`` prints the rows
+GPUs, CPU and memory requests and nodes, then the phase and the three GPU figures. With a
+pod limit, each component or instance shows at most that many pods, unhealthy ones (not
+ready and not Succeeded) first, and a line ``... and N more (K unhealthy shown)``. ``render_list`` prints the rows
 of ``wmap get`` as kubectl's ``-o`` formats (table, wide, name, json, yaml).
 """
 
@@ -13,6 +15,7 @@ from typing import Any, Iterable
 
 import yaml
 
+from workload_map.cli.quantities import cpu_memory
 from workload_map.resolution import ComponentView, WorkloadView
 from workload_map.resolution.view import InstanceView, PodView
 from workload_map.service.rows import summary
@@ -31,21 +34,36 @@ def _row(*parts: str) -> str:
 def _pod_line(pod: PodView, policy: Any) -> str:
     phase = f"{pod.phase} ({pod.reason})" if pod.reason else pod.phase
     gpus = policy.total(pod.requests)
-    return _row(pod.name, phase, _gpu(gpus), pod.node or "<none>")
+    return _row(pod.name, phase, _gpu(gpus), cpu_memory(pod.requests), pod.node or "<none>")
 
 
-def _children(node: Any, view: WorkloadView) -> list[tuple[str, Any]]:
+def _unhealthy(pod: PodView) -> bool:
+    return not pod.ready and pod.phase != "Succeeded"
+
+
+def _pods(pods: list[PodView], limit: int) -> list[tuple[str, Any]]:
+    """Pod rows, at most ``limit`` (0: all), unhealthy first, and a ``more`` row for the rest."""
+    if limit <= 0 or len(pods) <= limit:
+        return [("pod", p) for p in pods]
+    ordered = sorted(pods, key=lambda p: not _unhealthy(p))  # stable: unhealthy first, in order
+    shown = ordered[:limit]
+    bad, bad_shown = sum(map(_unhealthy, pods)), sum(map(_unhealthy, shown))
+    note = f"{bad_shown} unhealthy shown" if bad_shown == bad else f"{bad_shown} of {bad} unhealthy shown"
+    return [*(("pod", p) for p in shown), ("more", f"... and {len(pods) - limit} more ({note})")]
+
+
+def _children(node: Any, view: WorkloadView, limit: int = 0) -> list[tuple[str, Any]]:
     if isinstance(node, ComponentView):
         out: list[tuple[str, Any]] = []
         named = [i for i in node.instances if i.id]
         if named:
             out += [("instance", i) for i in named]
         else:
-            out += [("pod", p) for p in node.pods]
+            out += _pods(node.pods, limit)
         out += [("component", c) for c in node.children]
         return out
     if isinstance(node, InstanceView):
-        return [("pod", p) for p in node.pods]
+        return _pods(node.pods, limit)
     return []
 
 
@@ -55,28 +73,31 @@ def _label(kind: str, node: Any, view: WorkloadView) -> str:
         r = node.replicas
         gpus = policy.total(node.gpu.spec)
         what = f"{node.name} ({node.kind})" if node.kind else f"{node.name} (logical)"
-        return _row(what, f"{r.ready}/{r.desired} ready", _gpu(gpus), ",".join(node.nodes))
+        return _row(what, f"{r.ready}/{r.desired} ready", _gpu(gpus), cpu_memory(node.requests), ",".join(node.nodes))
     if kind == "instance":
         r = node.replicas
         gpus = policy.total(node.pod_requests) * r.desired
         nodes = ",".join(sorted({p.node for p in node.pods if p.node}))
-        return _row(node.id, f"{r.ready}/{r.desired} ready", _gpu(gpus), nodes)
+        scaled = {k: v * r.desired for k, v in node.pod_requests.items()}
+        return _row(node.id, f"{r.ready}/{r.desired} ready", _gpu(gpus), cpu_memory(scaled), nodes)
+    if kind == "more":
+        return str(node)
     return _pod_line(node, policy)
 
 
-def _walk(kind: str, node: Any, view: WorkloadView, prefix: str, last: bool, lines: list[str]) -> None:
+def _walk(kind: str, node: Any, view: WorkloadView, prefix: str, last: bool, lines: list[str], limit: int) -> None:
     lines.append(f"{prefix}{'`-- ' if last else '|-- '}{_label(kind, node, view)}")
-    kids = _children(node, view)
+    kids = _children(node, view, limit)
     for index, (k, child) in enumerate(kids):
-        _walk(k, child, view, prefix + ("    " if last else "|   "), index == len(kids) - 1, lines)
+        _walk(k, child, view, prefix + ("    " if last else "|   "), index == len(kids) - 1, lines, limit)
 
 
-def render_tree(view: WorkloadView) -> str:
-    """The human-readable tree of one workload."""
+def render_tree(view: WorkloadView, pod_limit: int = 0) -> str:
+    """The human-readable tree of one workload (``pod_limit``: pods per component, 0 all)."""
     lines = [_row(f"{view.kind}/{view.name}", f"namespace: {view.namespace or '<none>'}",
                   f"definition: {view.definition} ({view.origin})")]
     for index, component in enumerate(view.components):
-        _walk("component", component, view, "", index == len(view.components) - 1, lines)
+        _walk("component", component, view, "", index == len(view.components) - 1, lines, pod_limit)
     for pod in view.unattributed:
         lines.append(f"unattributed: {_pod_line(pod, view.policy)}   reason: {pod.unattributed_reason}")
     gpu = view.gpu.to_dict(view.policy)
@@ -92,15 +113,15 @@ def render_tree(view: WorkloadView) -> str:
     return "\n".join(lines)
 
 
-def render(views: Iterable[WorkloadView], output: str) -> str:
-    """Render views as ``json``, ``yaml`` or ``tree``.
+def render(views: Iterable[WorkloadView], output: str, *, pod_limit: int = 0) -> str:
+    """Render views as ``json``, ``yaml`` or ``tree`` (``pod_limit`` applies to the tree).
 
     One view is a bare object, several are the envelope ``{items, count}`` (as upstream
     ``kli``).
     """
     views = list(views)
     if output == "tree":
-        return "\n\n".join(render_tree(v) for v in views)
+        return "\n\n".join(render_tree(v, pod_limit) for v in views)
     data: Any = views[0].to_dict() if len(views) == 1 else {"items": [v.to_dict() for v in views],
                                                             "count": len(views)}
     if output == "yaml":

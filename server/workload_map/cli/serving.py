@@ -48,3 +48,42 @@ class StartupFailure:
             await send(message)
 
         await self.app(scope, receive, quiet_send)
+
+
+def run_with_webhook(server: Any, webhook: Any) -> None:
+    """Run two ``uvicorn.Server`` objects in one event loop until either is asked to exit.
+
+    uvicorn installs its signal handlers per server (the one installed last wins), so each
+    server's ``handle_exit`` is wrapped to flag both: SIGTERM stops the API and the webhook
+    listener together. When the webhook listener cannot start (port taken, bad certificate)
+    the API server is stopped too.
+    """
+    import asyncio
+
+    for one, other in ((server, webhook), (webhook, server)):
+        original = one.handle_exit
+
+        def handle_exit(sig: int, frame: Any, original: Any = original, other: Any = other) -> None:
+            original(sig, frame)
+            other.should_exit = True
+
+        one.handle_exit = handle_exit
+
+    async def both() -> None:
+        hook = asyncio.create_task(_serve_then_stop(webhook, server))
+        try:
+            await server.serve()
+        finally:
+            webhook.should_exit = True
+            await asyncio.gather(hook, return_exceptions=True)
+
+    asyncio.run(both())
+
+
+async def _serve_then_stop(one: Any, other: Any) -> None:
+    try:
+        await one.serve()
+    except (SystemExit, OSError):
+        pass
+    finally:
+        other.should_exit = True
