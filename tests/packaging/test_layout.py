@@ -11,7 +11,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tomllib
-from pathlib import Path
 
 import pytest
 

@@ -60,6 +60,7 @@ async def list_workloads(request: Request) -> JSONResponse:
       - {name: phase, in: query, schema: {$ref: '#/components/schemas/Phase'}}
       - {name: definition, in: query, schema: {type: string}}
       - {name: cluster, in: query, schema: {type: string}, description: 'only this cluster (kubeconfig context)'}
+      - {name: contains, in: query, schema: {type: string, maxLength: 253}, description: 'only names containing this text (case-insensitive)'}
       - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 100}}
       - {name: continue, in: query, schema: {type: string}, description: cursor from the previous page}
       - {name: view, in: query, schema: {type: string, enum: [summary, full], default: summary}}
@@ -81,6 +82,7 @@ async def list_workloads(request: Request) -> JSONResponse:
                                "group": group, "definition": q.get("definition") or None}
     allow = await list_scope(guard_of(request), service, **filters)
     views = service.workloads(**filters, phase=phase, allow=allow, cluster=q.get("cluster") or None)
+    views = _named(views, q.get("contains", ""))
     page = paginate(views, first=size, after=after, name="limit")
     if full == "full":
         items = [await _full(request, v) for v in page.items]
@@ -88,6 +90,18 @@ async def list_workloads(request: Request) -> JSONResponse:
         items = [summary(v) for v in page.items]
     return JSONResponse({"items": items, "count": len(items), "totalCount": page.total,
                          "continue": page.end_cursor if page.has_next else None})
+
+
+def _named(views: list[WorkloadView], text: str) -> list[WorkloadView]:
+    """The views whose name contains ``text`` (case-insensitive; all for an empty text).
+
+    Raises:
+        InvalidRequest: ``text`` longer than 253 characters (the longest Kubernetes name).
+    """
+    if len(text) > 253:
+        raise InvalidRequest(f"contains must be at most 253 characters, got {len(text)}")
+    wanted = text.strip().lower()
+    return [v for v in views if wanted in v.name.lower()] if wanted else views
 
 
 async def _full(request: Request, view: WorkloadView) -> dict[str, Any]:

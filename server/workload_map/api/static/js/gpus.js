@@ -1,0 +1,5 @@
+import { clear, h } from "./dom.js";
+
+export async function render(main) {
+  clear(main, h("h1", {}, "gpus"), h("p", {}, "Coming soon."));
+}
