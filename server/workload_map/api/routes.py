@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from workload_map.api import actions, definitions, health, pods, rest
+from workload_map.api import actions, definitions, health, pods, rest, studio
 from workload_map.api.graphiql import ASSETS_PREFIX, GraphiQLPage
 from workload_map.api.graphql import graphql_app
 from workload_map.api.metrics import Metrics
@@ -58,6 +58,7 @@ def build_routes(metrics: Metrics, *, max_subscriptions: int = 16, allowed_origi
         Route("/api/v1/definitions", definitions.list_definitions, methods=["GET"]),
         Route("/api/v1/definitions/{name}", definitions.get_definition, methods=["GET"]),
         Route("/api/v1/definitions/{name}", definitions.delete_definition, methods=["DELETE"]),
+        Route("/api/v1/studio/evaluate", studio.evaluate, methods=["POST"]),
         Route("/livez", health.livez, methods=["GET"]),
         Route("/readyz", health.readyz, methods=["GET"]),
         Route("/healthz", health.healthz, methods=["GET"]),

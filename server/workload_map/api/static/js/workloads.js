@@ -70,7 +70,7 @@ function table(items) {
 
 export async function render(main, params) {
   const filters = { namespace: params.namespace || "", kind: params.kind || "", phase: params.phase || "",
-    cluster: params.cluster || "", contains: params.contains || "" };
+    cluster: params.cluster || "", contains: params.contains || "", node: params.node || "" };
   const options = await filterOptions();
   const results = h("div", { id: "results" });
   const live = h("span", { class: "live", id: "live" }, "connecting…");
@@ -82,7 +82,10 @@ export async function render(main, params) {
     select("phase", "Phase", PHASES, filters.phase),
     select("cluster", "Cluster", options.clusters, filters.cluster),
     h("span", { class: "field" }, h("label", { for: "filter-contains" }, "Name"), text),
-    h("button", { type: "submit" }, "Filter"));
+    filters.node ? h("span", { class: "field" }, h("label", { for: "filter-node" }, "Node"),
+      h("input", { id: "filter-node", name: "node", value: filters.node, readonly: true })) : "",
+    h("button", { type: "submit" }, "Filter"),
+    h("a", { href: "#/workloads", class: "reset" }, "Clear filters"));
   form.addEventListener("change", (e) => { if (e.target.tagName === "SELECT") apply(); });
   function apply() {
     location.hash = filterHref(Object.fromEntries(new FormData(form)));
@@ -100,7 +103,7 @@ export async function render(main, params) {
       const path = filters.namespace ? `/api/v1/namespaces/${encodeURIComponent(filters.namespace)}/workloads`
         : "/api/v1/workloads";
       const body = await rest(path, { ...splitKind(filters.kind), phase: filters.phase, cluster: filters.cluster,
-        contains: filters.contains, limit: PAGE_SIZE, continue: cursors[page] });
+        contains: filters.contains, node: filters.node, limit: PAGE_SIZE, continue: cursors[page] });
       cursors[page + 1] = body.continue;
       const first = page * PAGE_SIZE + (body.count ? 1 : 0);
       const pager = h("nav", { class: "pager", "aria-label": "Pages" },
