@@ -36,13 +36,15 @@ export function askToken(message) {
   return asking;
 }
 
-async function send(url, options = {}, retried = false) {
+const PROMPTS = 3;  // token prompts per request before its 401 is shown as an error
+
+async function send(url, options = {}, attempt = 0) {
   const headers = { accept: "application/json", ...(options.headers || {}) };
   if (token()) headers.authorization = `Bearer ${token()}`;
   const response = await fetch(url, { ...options, headers });
-  if (response.status === 401 && !retried) {
+  if (response.status === 401 && attempt < PROMPTS) {
     await askToken(token() ? "The token was not accepted." : "");
-    return send(url, options, true);
+    return send(url, options, attempt + 1);
   }
   const body = await response.json().catch(() => null);
   if (!response.ok) {
