@@ -117,3 +117,19 @@ def test_keyboard_reaches_the_sections(server: Served, page: Any) -> None:
 def test_static_files_are_open_paths_under_kubernetes_auth_too(server: Served, path: str) -> None:
     served = httpx.get(server.base + path)
     assert served.status_code == 200 and served.headers["x-content-type-options"] == "nosniff"
+
+
+def test_every_page_file_is_package_data() -> None:
+    # the wheel carries the page: every file of the static folder matches a package-data glob
+    import fnmatch
+    import tomllib
+
+    from tests.abuse.server import REPO
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    static = REPO / "server" / "workload_map" / "api" / "static"
+    files = [p for p in static.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert len(files) == 10  # index.html, app.css and the eight modules
+    for path in files:
+        package = ".".join(("workload_map", "api", "static", *path.parent.relative_to(static).parts))
+        assert any(fnmatch.fnmatch(path.name, glob) for glob in data.get(package, [])), path
