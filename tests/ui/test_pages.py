@@ -62,6 +62,11 @@ def test_a_filter_narrows_the_list_and_a_row_links_to_its_page(server: Served, p
     everything = httpx.get(server.base + "/api/v1/workloads", params={"limit": 1}).json()["totalCount"]
     page.goto(server.base + "/ui/#/workloads")
     expect(page.locator("#count")).to_have_text(f"1–100 of {everything}")  # the first page of 100
+    page.get_by_role("button", name="Next").click()  # paged on the server: the rest of the sample
+    expect(page.locator("#count")).to_have_text(f"101–{everything} of {everything}")
+    expect(page.locator("table.grid tbody tr")).to_have_count(everything - 100)
+    page.get_by_role("button", name="Previous").click()
+    expect(page.locator("#count")).to_have_text(f"1–100 of {everything}")
     # Kind keys carry the group: batch Jobs (apps: data-prep, data-prep-new, eval-sweep,
     # train-smoke) are apart from the six Volcano Jobs (Job.batch.volcano.sh) in hpc.
     page.select_option("#filter-kind", "Job.batch")

@@ -16,11 +16,12 @@ export const QUERY = `query ($namespace: String, $group: String!, $kind: String!
       instances { id ${REPLICAS} podResources { gpus } pods { ${POD} } } }
     unattributedPods { ${POD} unattributedReason }
     gangGroups { name form minMember subGroups { name minMember } pods }
-    errors { component field expression message }
-    components { name errors { component field expression message } }
+    errors { ...E }
+    components { name errors { ...E } children { name errors { ...E } children { name errors { ...E } } } }
   }
   clusters { name stale since error synced }
-}`;
+}
+fragment E on ResolutionError { component field expression message }`;
 const CHANGES = `subscription ($namespace: String, $kind: String, $cluster: String) {
   workloadPhaseChanged(namespace: $namespace, kind: $kind, cluster: $cluster) { workload { name } } }`;
 
@@ -93,7 +94,8 @@ function gangs(list) {
 }
 
 function problems(w) {
-  const all = [...w.errors, ...w.components.flatMap((c) => c.errors)];
+  const nested = (c) => [...c.errors, ...(c.children || []).flatMap(nested)];
+  const all = [...w.errors, ...w.components.flatMap(nested)];
   if (!all.length) return "";
   return h("div", { class: "error-box", role: "alert", id: "resolution-errors" },
     h("strong", {}, `${all.length} resolution problem(s); the rest of the view is still shown`),
