@@ -21,6 +21,12 @@ const ROW = BAR * 3 + 10;
 const LABEL = 250;      // px for the group name
 const WIDTH = 760;
 
+// "JobSet.jobset.x-k8s.io" reads "JobSet · jobset.x-k8s.io"; long names end with an ellipsis
+function shortKey(group, key) {
+  const text = group === "kind" ? key.replace(".", " · ") : key;
+  return text.length > 36 ? `${text.slice(0, 35)}…` : text;
+}
+
 function chart(group, buckets) {
   const top = Math.max(1, ...buckets.flatMap((b) => FIGURES.map(([f]) => b.gpu[f])));
   const scale = (WIDTH - LABEL - 60) / top;
@@ -35,7 +41,7 @@ function chart(group, buckets) {
     const link = s(linked ? "a" : "g", { ...(linked ? { href: filterHref({ [group]: b.key }) } : {}), role: "listitem",
       "aria-label": title, "data-key": b.key }, s("title", {}, title),
     s("rect", { x: 0, y, width: WIDTH, height: ROW - 4, class: i % 2 ? "hit odd" : "hit" }),
-    s("text", { x: LABEL - 8, y: y + ROW / 2, "text-anchor": "end" }, b.key.length > 34 ? `${b.key.slice(0, 33)}…` : b.key));
+    s("text", { x: LABEL - 8, y: y + ROW / 2, "text-anchor": "end" }, shortKey(group, b.key)));
     FIGURES.forEach(([f, , colour], j) => {
       const value = b.gpu[f];
       link.append(s("rect", { x: LABEL, y: y + 2 + j * BAR, width: Math.max(value * scale, value ? 1 : 0),
