@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install install-run lock release-check graphiql-assets cluster-bin lint run test unit bench clean
+.PHONY: install install-run lock release-check graphiql-assets cluster-bin browser lint run test unit bench clean
 
 # Lock files (docs/release.md "Lock files"): every package pinned with its hashes, written by
 # uv from pyproject.toml. runtime.txt = [project] dependencies (the image installs exactly
@@ -66,6 +66,12 @@ cluster-bin:
 	bash tests/cluster/build.sh
 	bash tests/deploy/build-helm.sh
 
+# Debian's chromium for the browser tests (tests/ui, driven by Playwright with its executable
+# path; no browser is downloaded): installed once when absent; without it those tests skip.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| echo "warning: chromium not installed; the browser tests (tests/ui) will skip"
+
 # Static checks, run before the tests by `make test` (and so by .ci/run): ruff (pyflakes,
 # pycodestyle errors, Google-style docstrings), mypy --strict on server/workload_map, the
 # import-linter layer contracts, deptry (every import declared as a dependency; all four
@@ -80,7 +86,7 @@ lint: install
 run: install-run graphiql-assets
 	$(VENV)/bin/wmap serve --host $(HOST) --port $(PORT)
 
-test: install lint cluster-bin
+test: install lint cluster-bin browser
 	$(PY) -m pytest
 
 unit: install

@@ -91,7 +91,7 @@ async def test_with_assets_present_the_page_references_only_local_urls(tmp_path:
             assert missing.status_code == 404  # only the files the page names
             assert missing.json()["error"] == "not_found"  # the server's one error shape
         root = await client.get("/", follow_redirects=False)
-        assert (root.status_code, root.headers["location"]) == (307, "/graphql")
+        assert (root.status_code, root.headers["location"]) == (307, "/ui/")  # the web page; GraphiQL on /graphql
 
 
 async def test_with_assets_absent_the_page_keeps_the_cdn_and_says_so(tmp_path: Path,
@@ -130,8 +130,8 @@ async def test_no_graphiql_answers_a_browser_with_a_json_404(tmp_path: Path) -> 
         assert "graphiql" not in page.text.lower()
         query = await client.post("/graphql", json={"query": "{ __typename }"})
         assert query.json() == {"data": {"__typename": "Query"}}  # the API itself is unchanged
-        root = await client.get("/")
-        assert root.status_code == 200 and root.json()["graphiql"] == "off (--no-graphiql)"
+        root = await client.get("/", follow_redirects=False)
+        assert (root.status_code, root.headers["location"]) == (307, "/ui/")  # the web page stays
 
 
 @pytest.mark.skipif(not FETCHED.is_dir(), reason="graphiql/fetch.py has not fetched the assets here")

@@ -6,8 +6,9 @@ runtime's policy (``workload_map.auth.access``) who the caller is, and stores th
 JSON 401 (``WWW-Authenticate: Bearer``) and the handler never runs. Open paths:
 ``/livez``, ``/readyz``, ``/healthz``, the static GraphiQL page a browser opens (``/``, which
 redirects to it, ``GET /graphql`` asking for ``text/html`` without a ``query`` parameter, and
-its npm files under ``/graphiql/assets/``: they hold no cluster data, and a browser cannot
-send a token with a page load; the queries the page sends need one) and, with
+its npm files under ``/graphiql/assets/``, and the web page's static files under ``/ui``
+(``workload_map.api.ui``): they hold no cluster data, and a browser cannot send a token
+with a page load; the queries the pages send need one) and, with
 ``settings.metrics_public``, ``/metrics`` (otherwise ``/metrics`` needs ``get`` on the non-resource URL ``/metrics``, as
 kube-apiserver's own does).
 
@@ -26,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from workload_map.api.errors import is_graphql, response_for
 from workload_map.api.graphiql import ASSETS_PREFIX
 from workload_map.api.runtime import Runtime
+from workload_map.api.ui import UI_PREFIX
 from workload_map.auth.access import Guard
 from workload_map.auth.identity import bearer_token
 from workload_map.errors import CacheNotReady, Forbidden, ServerError, Unauthorized
@@ -70,7 +72,7 @@ class AuthMiddleware:
             return True
         if scope["type"] != "http" or scope.get("method") != "GET":
             return False
-        if path == "/" or path.startswith(ASSETS_PREFIX):
+        if path in ("/", UI_PREFIX) or path.startswith((ASSETS_PREFIX, UI_PREFIX + "/")):
             return True
         page = path.rstrip("/") == "/graphql" and b"query=" not in scope.get("query_string", b"")
         return page and "text/html" in HTTPConnection(scope).headers.get("accept", "")

@@ -29,7 +29,7 @@ from workload_map.kube.selectors import Requirement, matches, parse_selector
 from workload_map.resolution import WorkloadView
 
 WORKLOAD_LIST_PARAMS = ("kind", "group", "phase", "definition", "cluster", "limit", "continue", "view",
-                        "labelSelector", "namespace")
+                        "labelSelector", "namespace", "contains", "node")
 """Parameters of ``GET /api/v1/workloads`` (the namespaced list takes all but ``namespace``)."""
 
 

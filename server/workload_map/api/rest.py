@@ -63,6 +63,8 @@ async def list_workloads(request: Request) -> JSONResponse:
       - {name: labelSelector, in: query, schema: {type: string}, description: 'Kubernetes label selector on the root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)'}
       - {name: definition, in: query, schema: {type: string}}
       - {name: cluster, in: query, schema: {type: string}, description: 'only this cluster (kubeconfig context)'}
+      - {name: contains, in: query, schema: {type: string, maxLength: 253}, description: 'only names containing this text (case-insensitive)'}
+      - {name: node, in: query, schema: {type: string}, description: 'only workloads with a pod bound to this node (where the caller may get pods)'}
       - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 100}}
       - {name: continue, in: query, schema: {type: string}, description: cursor from the previous page}
       - {name: view, in: query, schema: {type: string, enum: [summary, full], default: summary}}
@@ -95,6 +97,9 @@ async def list_workloads(request: Request) -> JSONResponse:
     if wanted != ListFilter():  # the service applied one value of each; "any of" and labels here
         readers = runtime.cluster_readers()
         views = [v for v in views if wanted.keeps(v, lambda view: _labels(readers, view))]
+    views = _named(views, q.get("contains", ""))
+    if q.get("node"):
+        views = await _on_node(request, views, q["node"])
     page = paginate(views, first=size, after=after, name="limit")
     if full == "full":
         items = [await _full(request, v) for v in page.items]
@@ -110,6 +115,25 @@ def _labels(readers: dict[str, Any], view: WorkloadView) -> dict[str, str] | Non
     root = reader.by_uid(view.uid) if reader is not None else None
     labels = ((root or {}).get("metadata") or {}).get("labels")
     return labels if isinstance(labels, dict) else None
+
+
+def _named(views: list[WorkloadView], text: str) -> list[WorkloadView]:
+    """The views whose name contains ``text`` (case-insensitive; all for an empty text).
+
+    Raises:
+        InvalidRequest: ``text`` longer than 253 characters (the longest Kubernetes name).
+    """
+    if len(text) > 253:
+        raise InvalidRequest(f"contains must be at most 253 characters, got {len(text)}")
+    wanted = text.strip().lower()
+    return [v for v in views if wanted in v.name.lower()] if wanted else views
+
+
+async def _on_node(request: Request, views: list[WorkloadView], node: str) -> list[WorkloadView]:
+    """The views with a pod bound to ``node``, in namespaces where the caller may get pods."""
+    on_node = [v for v in views if any(p.node == node for p in v.all_pods())]
+    visible = await pod_namespaces(guard_of(request), [v.namespace for v in on_node])
+    return on_node if visible is None else [v for v in on_node if v.namespace in visible]
 
 
 async def _full(request: Request, view: WorkloadView) -> dict[str, Any]:

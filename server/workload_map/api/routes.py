@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from workload_map.api import actions, definitions, health, pods, rest
+from workload_map.api import actions, definitions, health, pods, rest, studio
 from workload_map.api.graphiql import ASSETS_PREFIX, GraphiQLPage
 from workload_map.api.graphql import graphql_app
 from workload_map.api.metrics import Metrics
 from workload_map.api.openapi import openapi
+from workload_map.api.ui import UI_PREFIX, UiFiles
 
 WORKLOAD = "/api/v1/namespaces/{namespace}/workloads/{group}/{kind}/{name}"
 
@@ -19,27 +20,23 @@ def build_routes(metrics: Metrics, *, max_subscriptions: int = 16, allowed_origi
                  graphiql: GraphiQLPage | None = None, graphiql_enabled: bool = True) -> list[BaseRoute]:
     """Every HTTP and WebSocket route (one GraphQL app serves both on ``/graphql``).
 
-    ``/`` redirects to GraphiQL on ``/graphql`` (or, with GraphiQL off, lists the
-    endpoints); ``graphiql`` serves the page's local assets under ``/graphiql/assets/``.
+    ``/`` redirects to the web page on ``/ui`` (``workload_map.api.ui``); GraphiQL stays on
+    ``/graphql``; ``graphiql`` serves its local assets under ``/graphiql/assets/``.
     """
     gql = graphql_app(max_subscriptions=max_subscriptions, allowed_origins=allowed_origins,
                       graphiql=graphiql_enabled, page=graphiql)
 
     async def index(request: Request) -> Response:
-        """The start page: GraphiQL, or the list of endpoints when it is off.
+        """The start page: the web page on /ui.
 
         ---
-        summary: Start page (redirects to GraphiQL on /graphql)
+        summary: Start page (redirects to the web page on /ui)
         responses:
-          '307': {description: 'redirect to /graphql (GraphiQL)'}
-          '200': {description: 'the endpoints, when GraphiQL is off', content: {application/json: {schema: {type: object}}}}
+          '307': {description: 'redirect to /ui/ (the web page; GraphiQL is on /graphql)'}
         """
-        if graphiql_enabled:
-            return RedirectResponse("/graphql", status_code=307)
-        return JSONResponse({"endpoints": ["/graphql", "/api/v1/workloads", "/openapi.json", "/livez", "/readyz",
-                                           "/metrics"], "graphiql": "off (--no-graphiql)"})
+        return RedirectResponse(UI_PREFIX + "/", status_code=307)
 
-    extra: list[BaseRoute] = [Route("/", index, methods=["GET"])]
+    extra: list[BaseRoute] = [Route("/", index, methods=["GET"]), Mount(UI_PREFIX, app=UiFiles())]
     if graphiql is not None and graphiql_enabled:
         extra.append(Mount(ASSETS_PREFIX.rstrip("/"), app=graphiql))  # static files: not in /openapi.json
     return [*extra,
@@ -61,6 +58,7 @@ def build_routes(metrics: Metrics, *, max_subscriptions: int = 16, allowed_origi
         Route("/api/v1/definitions", definitions.list_definitions, methods=["GET"]),
         Route("/api/v1/definitions/{name}", definitions.get_definition, methods=["GET"]),
         Route("/api/v1/definitions/{name}", definitions.delete_definition, methods=["DELETE"]),
+        Route("/api/v1/studio/evaluate", studio.evaluate, methods=["POST"]),
         Route("/livez", health.livez, methods=["GET"]),
         Route("/readyz", health.readyz, methods=["GET"]),
         Route("/healthz", health.healthz, methods=["GET"]),

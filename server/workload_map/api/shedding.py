@@ -32,7 +32,7 @@ from workload_map.errors import ServerError
 
 log = logging.getLogger(__name__)
 
-EXPENSIVE_PATHS = re.compile(r"/graphql/?|/api/v1/workloads/?|/api/v1/namespaces/[^/]+/workloads/?")
+EXPENSIVE_PATHS = re.compile(r"/graphql/?|/api/v1/workloads/?|/api/v1/namespaces/[^/]+/workloads/?|/api/v1/studio/evaluate")
 STREAM_TYPES = ("text/event-stream", "multipart/mixed")
 HEALTH_PATHS = frozenset({"/livez", "/readyz", "/healthz"})
 
