@@ -48,11 +48,11 @@ CASES = [
     # desired, 3 x 4 = 12 GPUs by spec; no pods, so 0 by pods and 0 allocated.
     Case("suspended", "Suspended", ("Suspended",), {"leader": (1, 0, 0), "worker": (2, 0, 0)}, RJ, (3, 0, 0),
          (12, 0, 0)),
-    # Issue 28: worker-1 Job FailureTarget=True, its pod terminating (restarts remain: 0 of 3):
-    # Degraded, not Running. Pods: 3 listed, the terminating one is not current: current 2 =
-    # ready 2; its 4 GPUs are still held: requestedByPods = allocated = 3 x 4 = 12.
+    # Issue 28: worker-1 Job FailureTarget=True, its pod Failed (restarts remain: 0 of 3):
+    # Degraded, not Running. Pods: 3 listed, the Failed one is terminated: current 2 = ready 2;
+    # spec 3 x 4 = 12 GPUs, requestedByPods = allocated = 2 live pods x 4 = 8.
     Case("failing-job", "Degraded", ("Degraded",), {"leader": (1, 1, 1), "worker": (2, 1, 1)}, RJ, (3, 2, 2),
-         (12, 12, 12), warnings=FAILING_JOB_WARNINGS),
+         (12, 8, 8), warnings=FAILING_JOB_WARNINGS),
 ]
 
 

@@ -57,7 +57,10 @@ def test_conditions_are_ordered_by_last_transition_time_and_stale_ones_left_out(
 
 
 def test_the_view_lists_a_stale_condition_marked_stale() -> None:
-    view = resolve_objects(definition(SANDBOX), load(SANDBOX, "resumed-stale-suspended"))
+    from tests.catalog.test_sandbox import stale_suspended_root
+    from workload_map.resolution import resolve
+
+    view = resolve(definition(SANDBOX), stale_suspended_root())
     # generation 4: Suspended (observedGeneration 3) is stale, Ready (4) decides -> Running
     assert view.phase is Phase.RUNNING
     assert [(c["type"], c.get("stale")) for c in view.conditions] == [("Ready", None), ("Suspended", "true")]

@@ -7,7 +7,8 @@ The scripts come from argcomplete (https://kislyuk.github.io/argcomplete/): the 
 * workload types (``get TYPE``, ``describe TYPE``): every definition in force's kind, plural,
   ``kind.group`` and name, and the catalog aliases;
 * definition names (``definitions NAME``);
-* namespaces (``-n``) and workload names (``describe TYPE NAME`` or ``TYPE/NAME``) from the
+* namespaces (``-n``) and workload names (the ``TYPE/NAME`` form of ``get``/``describe``; the
+  separate NAME word is an optional positional that argcomplete does not reach) from the
   cluster when one is configured; each cluster call is bounded to :data:`CLUSTER_TIMEOUT_S`
   and any failure completes nothing (a completion never prints an error).
 """
@@ -64,8 +65,6 @@ def _attach_one(command: str, arg: argparse.Action) -> None:
         arg.completer = types_completer  # type: ignore[attr-defined]
     elif arg.dest == "name" and command == "definitions":
         arg.completer = definition_names  # type: ignore[attr-defined]
-    elif arg.dest == "name" and command == "describe":
-        arg.completer = workload_names  # type: ignore[attr-defined]
     elif arg.dest == "namespace":
         arg.completer = namespaces  # type: ignore[attr-defined]
 
@@ -98,12 +97,6 @@ def types_completer(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> l
 def definition_names(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
     """Names of the definitions in force (catalog and files)."""
     return sorted(e.definition.name for e in _registry(parsed_args).entries() if e.definition.name.startswith(prefix))
-
-
-def workload_names(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
-    """Names of the workloads of ``describe TYPE`` in the namespace, from the cluster."""
-    kind = str(getattr(parsed_args, "target", "") or "")
-    return [n for n in _cluster_names(parsed_args, kind) if n.startswith(prefix)] if kind and "/" not in kind else []
 
 
 def namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
