@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from workload_map.service import worker
+from workload_map.materialization import worker
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/statm are Linux's")
