@@ -147,3 +147,28 @@ async def test_a_query_past_its_budget_is_504_and_the_query_thread_goes_on(tmp_p
                                  headers=bearer("root-token"))
     # root may list JobSets everywhere: train-a, train-b and train-c
     assert root.status_code == 200 and root.json()["data"]["workloads"]["totalCount"] == 3, root.text
+
+
+async def test_a_large_json_body_is_decoded_off_the_event_loop(client: httpx.AsyncClient,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from workload_map.api.graphql import OFF_LOOP_JSON_BYTES, GraphQLApp
+
+    threads: list[str] = []
+    original = GraphQLApp.parse_json
+
+    def recording(self: GraphQLApp, data: str | bytes) -> object:
+        threads.append(threading.current_thread().name)
+        return original(self, data)
+
+    monkeypatch.setattr(GraphQLApp, "parse_json", recording)
+    padding = "x" * (OFF_LOOP_JSON_BYTES + 1)  # a variable of no variable definition makes the body large
+    body = {"query": "{ workloads { totalCount } }", "variables": {"pad": padding}}
+    answer = (await client.post("/graphql", json=body)).json()
+    assert answer == {"data": {"workloads": {"totalCount": 1}}}  # the fixture's one JobSet
+    # decoded once in a worker thread; strawberry's own call got that value back
+    assert threads[0] != threading.main_thread().name and len(threads) == 2
+    small = (await client.post("/graphql", json={"query": "{ workloads { totalCount } }"})).json()
+    assert small == {"data": {"workloads": {"totalCount": 1}}}
+    assert threads[2] == threading.current_thread().name  # a small body stays where it was read

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from contextvars import ContextVar
 from collections.abc import Mapping
 from typing import Any
 
@@ -132,6 +133,17 @@ class GraphQLApp(GraphQL[Context, None]):
 
         Such a body holds a query, never a mutation: :meth:`execute_operation` refuses those.
         """
+        if request.method == "POST" and media_type(request.headers) in ("application/json",
+                                                                        "application/graphql+json"):
+            body = await request.get_body()
+            if len(body) <= OFF_LOOP_JSON_BYTES:
+                return await super().parse_http_body(request)
+            decoded = await asyncio.to_thread(self.parse_json, body)  # not on the event loop (issue 29 item 1)
+            token = _DECODED.set((body, decoded))
+            try:
+                return await super().parse_http_body(request)  # its parse_json of this body returns `decoded`
+            finally:
+                _DECODED.reset(token)
         if request.method != "POST" or media_type(request.headers) != "application/graphql":
             return await super().parse_http_body(request)
         body = await request.get_body()
@@ -180,6 +192,9 @@ class GraphQLApp(GraphQL[Context, None]):
         Raises:
             HTTPException: 400 when the JSON is not an object (or a batch list).
         """
+        held = _DECODED.get()
+        if held is not None and held[0] is data:
+            return held[1]  # decoded in a worker thread by parse_http_body
         try:
             value = super().parse_json(data)
         except (UnicodeDecodeError, RecursionError):
@@ -283,6 +298,12 @@ def graphql_app(*, max_subscriptions: int = 16, allowed_origins: tuple[str, ...]
     app.page = page
     return app
 
+
+OFF_LOOP_JSON_BYTES = 64 * 1024
+"""JSON request bodies above this size are decoded in a worker thread (a 2 MiB one takes tens of ms)."""
+
+_DECODED: ContextVar[tuple[object, Any] | None] = ContextVar("wmap_decoded_body", default=None)
+"""(body, its decoded value) while strawberry parses a body decoded off the loop."""
 
 _ENCODED = "wmap_encoded"
 """Attribute of an ``ExecutionResult`` holding its :class:`_Encoded` answer."""
