@@ -34,8 +34,8 @@ PAGES = [README, *DOCS]
 README_MAX_LINES = 300
 REPO_PREFIXES = ("server/", "schema/", "catalog/", "tests/", "deploy/", "benchmarks/", "docs/", "graphiql/", ".ci/")
 """Backticked text starting with one of these is a repository path that must exist."""
-GENERATED = ("graphiql/assets", "benchmarks/results")
-"""Paths made by `make install` / the benchmarks, not committed."""
+GENERATED = ("graphiql/assets", "benchmarks/results", "tests/artifacts")
+"""Paths made by `make install`, the benchmarks or the browser tests, not committed."""
 
 
 def commands(page: Path) -> list[str]:

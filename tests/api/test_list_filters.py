@@ -80,8 +80,8 @@ async def test_label_selector_on_the_cluster_wide_list(client: httpx.AsyncClient
 
 @pytest.mark.parametrize(("path", "params", "message"), [
     ("/api/v1/workloads", {"phse": "Running"}, "unknown query parameter 'phse'; this endpoint accepts: cluster, "
-                                               "continue, definition, group, kind, labelSelector, limit, namespace, "
-                                               "phase, view"),
+                                               "contains, continue, definition, group, kind, labelSelector, limit, "
+                                               "namespace, node, phase, view"),
     ("/api/v1/namespaces/team-a/workloads", {"namespace": "team-b"}, "unknown query parameter 'namespace'"),
     ("/api/v1/definitions", {"kind": "x"}, "unknown query parameter 'kind'; this endpoint accepts: none"),
     ("/api/v1/workload-types", {"external": "1"}, "unknown query parameter 'external'; this endpoint accepts: "

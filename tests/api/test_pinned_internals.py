@@ -76,8 +76,24 @@ def test_the_pins_admit_only_the_tested_minor_and_it_is_installed() -> None:
 
 def test_every_strawberry_method_we_override_is_listed_here() -> None:
     ours = {name for name, value in vars(GraphQLApp).items()
-            if callable(value) and any(name in vars(c) for c in GraphQL.__mro__)}
+            if callable(value) and not isinstance(value, type) and any(name in vars(c) for c in GraphQL.__mro__)}
     assert ours == set(STRAWBERRY), "a new override of a strawberry method: record its shape in STRAWBERRY"
+
+
+def test_the_transport_ws_handler_override_still_fits() -> None:
+    # GraphQLApp.graphql_transport_ws_handler_class = OwnErrorsHandler, which overrides one private
+    # static method of strawberry's handler (issue 29: a bad operation ends only itself)
+    from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+
+    from workload_map.api.graphql import OwnErrorsHandler
+
+    assert any("graphql_transport_ws_handler_class" in vars(c) for c in GraphQL.__mro__), \
+        "strawberry renamed the handler class attribute"
+    assert GraphQLApp.graphql_transport_ws_handler_class is OwnErrorsHandler
+    theirs = inspect.getattr_static(BaseGraphQLTransportWSHandler, "_get_pre_execution_close_reason")
+    assert isinstance(theirs, staticmethod), "strawberry changed _get_pre_execution_close_reason"
+    assert list(inspect.signature(theirs.__func__).parameters) == ["error"]
+    assert "self._get_pre_execution_close_reason(" in inspect.getsource(BaseGraphQLTransportWSHandler)
 
 
 @pytest.mark.parametrize("name", sorted(STRAWBERRY))

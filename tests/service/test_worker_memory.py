@@ -35,5 +35,6 @@ def test_a_memory_error_is_answered_with_the_budget(monkeypatch: pytest.MonkeyPa
         raise MemoryError
 
     monkeypatch.setattr(worker, "resolve", exhausted)
-    uid, view, error, _ = worker.run_job({"d": None}, worker.Job("uid-1", "d"))  # type: ignore[dict-item]
+    job = worker.Job("uid-1", "d", worker.Inputs({"metadata": {"uid": "uid-1"}}))
+    uid, view, error, _ = worker.run_job({"d": None}, job)  # type: ignore[dict-item]
     assert (uid, view, error) == ("uid-1", None, "resolution exceeded its memory budget of 1024 MiB")

@@ -65,7 +65,7 @@ class WorkloadSeries:
         """Views rendered so far (a scrape of unchanged views adds none)."""
 
     def text(self, views: Iterable[WorkloadView], *, pods: bool = True) -> bytes:
-        """The three families over ``views`` (the pod family empty unless ``pods``)."""
+        """The families over ``views``: the per-pod one only with ``pods``."""
         with self._lock:
             table: dict[tuple[str, str], Rendered] = {}
             for view in views:
@@ -78,8 +78,9 @@ class WorkloadSeries:
     def _join(self, rows: Iterable[Rendered], pods: bool) -> bytes:
         rows = list(rows)
         heads = [f"# HELP {name} {text}\n# TYPE {name} gauge\n".encode() for name, text in FAMILIES]
-        parts = [heads[0], *(r[1] for r in rows), heads[1], *(r[2] for r in rows), heads[2]]
-        if pods:
+        parts = [heads[0], *(r[1] for r in rows), heads[1], *(r[2] for r in rows)]
+        if pods:  # the family is left out entirely when off (Settings.pod_metrics)
+            parts.append(heads[2])
             seen: set[PodKey] = set()
             for row in rows:
                 for key, line in row[3]:
