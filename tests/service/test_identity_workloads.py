@@ -24,6 +24,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.materialization.feed import Subscriber
+from workload_map.materialization.views import ViewStore, holder_key, uid_of_key
 from workload_map.resolution import WorkloadView
 from workload_map.service.workloads import WorkloadService
 
@@ -129,3 +130,24 @@ def test_a_uid_held_across_kinds_gives_a_workload_each() -> None:
                for v in views for e in v.errors if e.field == "metadata.uid")
     reader.remove(GVK("apps", "v1", "Deployment"), "ml", "web")
     assert rows(service) == ALONE
+
+
+def test_the_store_keeps_holders_apart_even_with_one_sort_key() -> None:
+    # two holder keys of one view: same (namespace, kind, name, uid) sort key, as holders told
+    # apart by group only would have; each is listed, removed on its own, and the uid index empties
+    service, _ = service_over(jobset(status=RUNNING_STATUS))
+    service.workloads()  # resolves (the service materializes on first read)
+    record = service.store.get("uid-js")
+    assert record is not None
+    store = ViewStore()
+    first, second = holder_key("uid-js", "a/JobSet ml/train"), holder_key("uid-js", "b/JobSet ml/train")
+    store.put(record.entry, record.view, first)
+    store.put(record.entry, record.view, second)
+    assert (len(store), store.keys_of("uid-js"), uid_of_key(second)) == (2, [first, second], "uid-js")
+    assert [r.view.name for r in store.snapshot().records] == ["train", "train"]
+    store.remove(second)
+    assert store.uids() == [first] and store.keys_of("uid-js") == [first]
+    assert len(store.snapshot().records) == 1  # list order lost the removed key, not the other
+    store.remove(first)
+    assert (len(store), store.keys_of("uid-js"), store.snapshot().records) == (0, [], ())
+    assert store.summary("NAMESPACE") == (store.generation, [])  # the aggregates went back to nothing
