@@ -9,7 +9,9 @@ the informers' change events. Objects and figures: tests/service/test_identity_w
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 import yaml
 
 from tests.api.conftest import gql
+from tests.api.live import serving, wait_until
 from tests.api.test_cluster_e2e import wait_until_async
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
 from workload_map.app import create_app
@@ -50,8 +53,8 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[SnapshotReader, httpx.As
         yield reader, client
 
 
-async def _ready(client: httpx.AsyncClient) -> bool:
-    return (await client.get("/readyz")).status_code == 200
+async def _ready(client: httpx.AsyncClient, base: str = "") -> bool:
+    return (await client.get(f"{base}/readyz")).status_code == 200
 
 
 async def listed(client: httpx.AsyncClient) -> list[tuple[str, str, int, int]]:
@@ -99,3 +102,33 @@ def test_wmap_get_over_a_snapshot_lists_both(tmp_path: Path, capsys: pytest.Capt
         view = yaml.safe_load(capsys.readouterr().out)
         assert (view["name"], view["replicas"]["current"], view["gpu"]["requestedByPods"]) == (name, 0, 0)
         assert [e["message"] for e in view["errors"] if e["field"] == "metadata.uid"] == [CONFLICT]
+
+
+async def test_the_phase_subscription_tells_holders_apart(tmp_path: Path) -> None:
+    # train alone is Running; its copy arrives: train turns Undefined (previous RUNNING) and
+    # train-copy is a new workload (previous null), two messages although the uid is one
+    jobs, pods = jobs_and_pods()
+    original = jobset(status=RUNNING_STATUS)
+    reader = SnapshotReader([original, *jobs, *pods])
+    app = create_app(Settings(state_dir=tmp_path / "state"), reader=reader)
+    query = 'subscription { workloadPhaseChanged(namespace: "ml") { phase previousPhase workload { name } } }'
+    async with serving(app) as host, httpx.AsyncClient(timeout=10) as client:
+        await wait_until_async(lambda: _ready(client, f"http://{host}"), timeout=60)
+        before = app.state.runtime.service.feed.subscribers
+        async with client.stream("POST", f"http://{host}/graphql", json={"query": query},
+                                 headers={"Accept": "text/event-stream"}) as response:
+            await wait_until(lambda: app.state.runtime.service.feed.subscribers > before, 5)
+            reader.add(objects()[1])
+            changes = await asyncio.wait_for(_data(response, 2), 10)
+    assert sorted((c["workload"]["name"], c["phase"], c["previousPhase"]) for c in changes) == [
+        ("train", "UNDEFINED", "RUNNING"), ("train-copy", "UNDEFINED", None)]
+
+
+async def _data(response: httpx.Response, count: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    async for line in response.aiter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            out.append(json.loads(line[5:])["data"]["workloadPhaseChanged"])
+            if len(out) == count:
+                return out
+    raise AssertionError("stream ended early")
