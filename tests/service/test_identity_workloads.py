@@ -151,3 +151,24 @@ def test_the_store_keeps_holders_apart_even_with_one_sort_key() -> None:
     store.remove(first)
     assert (len(store), store.keys_of("uid-js"), store.snapshot().records) == (0, [], ())
     assert store.summary("NAMESPACE") == (store.generation, [])  # the aggregates went back to nothing
+
+
+def test_a_resolution_in_flight_when_the_conflict_starts_is_not_recorded() -> None:
+    # the plain uid's job is resolved (train alone: 3 pods), then the copy arrives before the
+    # outcome is posted: the outcome is dropped (no stale view with train's pods under the uid),
+    # and the next round resolves the two holders
+    jobs, pods = jobs_and_pods()
+    original = jobset(status=RUNNING_STATUS)
+    service, reader = service_over(original, *jobs, *pods)
+    assert rows(service) == ALONE
+    materializer = service._offline
+    assert materializer is not None and materializer._resolver is not None
+    job = materializer._job("uid-js")
+    assert job is not None
+    (outcome,) = materializer._resolver.resolve([job])
+    feed = service.feed.subscribe()
+    reader.add(copy_named(original, "train-copy"))
+    materializer._on_outcome(outcome)
+    assert drained(feed) == []
+    assert rows(service) == CONFLICTED
+    assert drained(feed) == [("modified", "train"), ("added", "train-copy")]

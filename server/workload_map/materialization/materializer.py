@@ -340,6 +340,8 @@ class Materializer:
         entry = self._jobs.pop(key, None)
         self.dirty.done(key)
         obj = self.service.object_of(key)
+        if obj is not None and key == uid_of_key(key) and self.service.reader.uid_holders(key):
+            obj = None  # the uid came into conflict while in flight: its holders are resolved instead
         if entry is not None and obj is not None:
             view = outcome.view
             if view is None:
@@ -347,7 +349,7 @@ class Materializer:
                                    policy=self.service.policy)
             self.service.record(entry, view, outcome.seconds, key)
         elif obj is None:
-            self.dirty.mark(key)  # deleted while in flight: the next round removes it
+            self.dirty.mark(key)  # deleted (or came into conflict) while in flight: the next round settles it
         self._wake.set()
 
     def _message(self, entry: Entry, obj: Mapping[str, Any], outcome: Outcome) -> str:
