@@ -22,6 +22,7 @@ from workload_map.graphql.context import Context
 from workload_map.graphql.types import Workload
 from workload_map.auth.scope import may_see
 from workload_map.definitions.phases import Phase
+from workload_map.resolution import WorkloadView
 
 
 @strawberry.type(description="A workload whose phase changed (previousPhase null when first seen).")
@@ -49,15 +50,16 @@ class Subscription:
         try:
             # the states before any change, taken with no await after subscribing (so no change is
             # missed); hidden workloads may be in it: only visible ones are ever sent. Keyed by
-            # (cluster, uid): uids are unique per cluster only.
-            known = {(v.cluster, v.uid): (v.phase, tuple(v.phases))
+            # cluster, uid and identity: uids are unique per cluster only, and two objects
+            # holding one uid are two workloads (docs/identity.md).
+            known = {_key(v): (v.phase, tuple(v.phases))
                      for v in ctx.service.workloads(namespace=namespace, kind=kind)} if ctx.is_ready() else {}
             while True:
                 change = await subscriber.get()
                 view = change.view
                 if view is None:
-                    gone = change.previous
-                    known.pop((gone.cluster if gone is not None else "", change.uid), None)
+                    if change.previous is not None:
+                        known.pop(_key(change.previous), None)
                     continue
                 if cluster is not None and (view.cluster or ctx.cluster) != cluster:
                     continue
@@ -65,12 +67,17 @@ class Subscription:
                     continue
                 await ctx.learn_pod_access([view.namespace])
                 state = (view.phase, tuple(view.phases))
-                previous = known.get((view.cluster, view.uid))
+                previous = known.get(_key(view))
                 if previous == state:
                     continue
-                known[(view.cluster, view.uid)] = state
+                known[_key(view)] = state
                 yield WorkloadPhaseChange(workload=Workload(view=view, cluster_name=ctx.cluster),
                                           phase=view.phase, phases=list(view.phases),
                                           previous_phase=previous[0] if previous else None)
         finally:
             subscriber.close()
+
+
+def _key(view: WorkloadView) -> tuple[str, str, str, str | None, str]:
+    """What tells one workload's last sent phase apart: cluster, uid, kind, namespace, name."""
+    return view.cluster, view.uid, view.kind, view.namespace, view.name

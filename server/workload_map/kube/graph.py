@@ -128,6 +128,11 @@ class ObjectGraph:
         """
         return sorted(_shown(i) for i in self._uid_holders.get(uid, ()))
 
+    def uid_holders(self, uid: str) -> dict[str, KubeObject]:
+        """See ``Reader.uid_holders``: ``{shown identity: object}`` in :meth:`uid_conflicts` order."""
+        held = ((_shown(i), self.get(*i)) for i in self._uid_holders.get(uid, ()))
+        return {shown: obj for shown, obj in sorted(held, key=lambda pair: pair[0]) if obj is not None}
+
     def descendants(self, uid: str, max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObjects:
         """See ``Reader.descendants``; breadth first, each object once.
 

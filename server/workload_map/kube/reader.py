@@ -162,6 +162,13 @@ class Reader(Protocol):
         """The objects (``group/Kind ns/name``) holding ``uid`` when two or more distinct ones do, else []."""
         ...
 
+    def uid_holders(self, uid: str) -> dict[str, KubeObject]:
+        """The objects holding ``uid`` when two or more distinct ones do, keyed by ``group/Kind ns/name``, else {}.
+
+        The keys are those of :meth:`uid_conflicts`, in its order.
+        """
+        ...
+
     def root_of(self, obj: Mapping[str, Any], max_depth: int = MAX_OWNER_DEPTH) -> KubeObject | None:
         """The topmost cached ancestor via controller ownerReferences.
 

@@ -59,6 +59,7 @@ from workload_map.materialization.pool import Outcome, ResolverPool, definition_
 from workload_map.materialization.scheduler import DirtySet
 from workload_map.materialization.compaction import compact_view
 from workload_map.materialization.inline import InlineResolver
+from workload_map.materialization.views import holder_key, uid_of_key
 from workload_map.materialization.worker import Job
 from workload_map.materialization.workset import WorkloadSet
 
@@ -184,8 +185,8 @@ class Materializer:
         covered = self.service.covered_group_kinds()
         for index, uid in enumerate(event.root_uids):
             obj: Mapping[str, Any] | None = event.obj if index == 0 else self.service.reader.by_uid(uid)
-            if obj is not None and _group_kind(obj) in covered:
-                self._mark(uid)
+            if obj is not None and _group_kind(obj) in covered:  # a changed holder of a conflicting uid: itself only
+                self._mark(self.service.key_of(obj) if index == 0 and event.type == "MODIFIED" else uid)
         first = event.root_uids[0] if event.root_uids else None
         if first and event.type != "MODIFIED" and event.gvk.kind != "Pod":
             for child in self.service.reader.descendants(first):  # top-level status may flip below
@@ -265,24 +266,24 @@ class Materializer:
     def _rescan_steps(self) -> Iterator[None]:
         """The rescan (module docstring), yielding every ``RESCAN_YIELD_EVERY`` objects."""
         service, store = self.service, self.service.store
-        found: dict[str, Entry] = {}
+        found: dict[str, Entry] = {}  # store key (the uid, or a holder key: docs/identity.md) -> entry
         for count, (entry, obj) in enumerate(service.iter_roots()):
             if count % RESCAN_YIELD_EVERY == RESCAN_YIELD_EVERY - 1:
                 yield
             if service.is_top_level(obj):
-                found[str(obj.get("metadata", {}).get("uid", ""))] = entry
-        for uid in store.uids():
-            if uid not in found:
-                self._mark(uid)
+                found[service.key_of(obj)] = entry
+        for key in store.uids():
+            if key not in found:
+                self._mark(uid_of_key(key))
         changed, self._changed_kinds = self._changed_kinds, set()
         nests: dict[int, bool] = {}  # per definition: does it nest a kind whose definition changed
-        for uid, entry in found.items():
-            record = store.get(uid)
+        for key, entry in found.items():
+            record = store.get(key)
             if record is None or record.entry.definition is not entry.definition or record.entry.origin != entry.origin:
-                self._mark(uid)
+                self._mark(uid_of_key(key))
             elif changed and nests.setdefault(id(entry.definition),
                                               bool(changed & set(extensions_of(entry.definition).nested))):
-                self._mark(uid)  # a nested child's definition changed (docs/definition-format.md section 12)
+                self._mark(uid_of_key(key))  # a nested child's definition changed (docs/definition-format.md section 12)
         self.known = len(found)
 
     async def _dispatch(self) -> None:
@@ -292,37 +293,63 @@ class Materializer:
             self.pool.submit(jobs)
             await asyncio.sleep(0)
 
-    def _job(self, uid: str) -> tuple[Job, Any] | None:
-        """The job for ``uid``, or None when it was settled here (removed / quarantined)."""
-        service = self.service
-        obj = service.reader.by_uid(uid)
+    def _job(self, key: str) -> tuple[Job, Any] | None:
+        """The job for store ``key``, or None when it was settled here (removed / quarantined / fanned out).
+
+        A uid marks its workload. A uid two distinct objects hold is fanned out: each holder
+        is marked under its holder key, and records of objects no longer holding it are
+        dropped. A holder key whose uid is no longer in conflict marks the uid instead
+        (docs/identity.md).
+        """
+        service, uid = self.service, uid_of_key(key)
+        holders = service.reader.uid_holders(uid)
+        if (key == uid) == bool(holders):
+            self.dirty.done(key)
+            if holders:
+                self._fan_out(uid, [holder_key(uid, shown) for shown in holders])
+            else:
+                self._mark(uid)
+            return None
+        obj = service.object_of(key)
         entry = service.entry_for(obj) if obj is not None else None
         if obj is None or entry is None or not service.is_top_level(obj):
-            service.forget(uid)
-            self.dirty.done(uid)
+            service.forget(key)
+            self.dirty.done(key)
             return None
         message = service.quarantined.get((entry.definition.name, service.registry.generation))
         if message is not None:
             service.record(entry, failed_view(entry.definition, obj, message, origin=entry.origin,
-                                              policy=service.policy), 0.0)
-            self.dirty.done(uid)
+                                              policy=service.policy), 0.0, key)
+            self.dirty.done(key)
             return None
-        self._jobs[uid] = entry
-        return Job(uid, definition_key(entry.definition), service.inputs(obj, entry)), entry.definition
+        self._jobs[key] = entry
+        return Job(key, definition_key(entry.definition), service.inputs(obj, entry)), entry.definition
+
+    def _fan_out(self, uid: str, keys: list[str]) -> None:
+        """Mark each holder key of conflicting ``uid``; forget its records of objects holding it no more."""
+        store = self.service.store
+        for stale in store.keys_of(uid):
+            record = store.get(stale)
+            if stale not in keys and (stale != uid or record is None or not self.service.holds(record, uid)):
+                self.service.forget(stale)
+        for key in keys:
+            self._mark(key)
 
     def _on_outcome(self, outcome: Outcome) -> None:
-        uid = outcome.uid
-        entry = self._jobs.pop(uid, None)
-        self.dirty.done(uid)
-        obj = self.service.reader.by_uid(uid)
+        key = outcome.uid  # the job's store key
+        entry = self._jobs.pop(key, None)
+        self.dirty.done(key)
+        obj = self.service.object_of(key)
+        if obj is not None and key == uid_of_key(key) and self.service.reader.uid_holders(key):
+            obj = None  # the uid came into conflict while in flight: its holders are resolved instead
         if entry is not None and obj is not None:
             view = outcome.view
             if view is None:
                 view = failed_view(entry.definition, obj, self._message(entry, obj, outcome), origin=entry.origin,
                                    policy=self.service.policy)
-            self.service.record(entry, view, outcome.seconds)
+            self.service.record(entry, view, outcome.seconds, key)
         elif obj is None:
-            self.dirty.mark(uid)  # deleted while in flight: the next round removes it
+            self.dirty.mark(key)  # deleted (or came into conflict) while in flight: the next round settles it
         self._wake.set()
 
     def _message(self, entry: Entry, obj: Mapping[str, Any], outcome: Outcome) -> str:

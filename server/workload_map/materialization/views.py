@@ -10,7 +10,12 @@ buckets. A bucket and a resource name inside it are dropped when their last cont
 leaves, so the buckets equal a recomputation from scratch exactly (the property test in
 tests/service checks it).
 
-Ordering: list order is (namespace, kind, name, uid), kept as a list of uids sorted by that
+Keys: a record is stored under its workload's uid, or, for each holder of a uid two
+distinct objects hold (an identity conflict, docs/identity.md), under :func:`holder_key`
+(the uid and the holder's group/Kind namespace/name), so both are listed; an index of uid ->
+holder keys (empty unless a conflict exists) lets the writers find them.
+
+Ordering: list order is (namespace, kind, name, uid), kept as a list of keys sorted by that
 key, updated with ``bisect`` over keys computed from the records (an insert is about 15 key
 computations and a memmove, microseconds at 20,000; no key tuple is kept per workload). Lookups by identity go through
 an index of (group, kind lower-cased, namespace, name); the scheduler view's pod lookups go
@@ -179,6 +184,20 @@ def sort_key(view: WorkloadView) -> SortKey:
     return (view.namespace or "", view.kind, view.name, view.uid)
 
 
+HOLDER_SEPARATOR = "\x00"
+"""Between the uid and the holder's identity in a :func:`holder_key` (never in a uid or name)."""
+
+
+def holder_key(uid: str, shown: str) -> str:
+    """The store key of one holder of a conflicting ``uid``; ``shown`` is its ``group/Kind ns/name``."""
+    return f"{uid}{HOLDER_SEPARATOR}{shown}"
+
+
+def uid_of_key(key: str) -> str:
+    """The uid of a store key (the key itself, or the uid part of a :func:`holder_key`)."""
+    return key.partition(HOLDER_SEPARATOR)[0]
+
+
 def identity_key(group: str, kind: str, namespace: str | None, name: str) -> IdentityKey:
     """Lookup key of one workload by group, kind (case-insensitive), namespace and name."""
     return (group, sys.intern(kind.lower()), namespace or None, name)
@@ -211,7 +230,7 @@ class Snapshot:
 
 
 class ViewStore:
-    """uid -> :class:`Record`, in list order, with :class:`Aggregates` and an identity index.
+    """key (uid, or :func:`holder_key`) -> :class:`Record`, in list order, with :class:`Aggregates` and an identity index.
 
     :attr:`generation` is bumped on every change (list caches above key on it). Changes
     (``put``, ``remove``) hold the store's lock; readers in other threads use
@@ -220,10 +239,11 @@ class ViewStore:
 
     def __init__(self) -> None:
         self._records: dict[str, Record] = {}
-        self._order: list[str] = []  # uids in list order (their keys are computed, not kept)
+        self._order: list[str] = []  # store keys in list order (their sort keys are computed, not kept)
+        self._holders: dict[str, set[str]] = {}  # uid -> holder keys, only for conflicting uids
         self._entries: dict[int, list[Entry]] = {}  # id(definition) -> the entries records share
         self._by_identity: dict[IdentityKey, str] = {}
-        self._by_pod: dict[str, dict[str, str]] = {}  # namespace -> pod name -> workload uid
+        self._by_pod: dict[str, dict[str, str]] = {}  # namespace -> pod name -> workload key
         self._by_pod_uid: dict[str, str] = {}
         self.aggregates = Aggregates()
         self.generation = 0
@@ -236,9 +256,15 @@ class ViewStore:
     def __contains__(self, uid: object) -> bool:
         return uid in self._records
 
-    def get(self, uid: str) -> Record | None:
-        """The record of ``uid``, or None."""
-        return self._records.get(uid)
+    def get(self, key: str) -> Record | None:
+        """The record stored under ``key`` (a uid or a :func:`holder_key`), or None."""
+        return self._records.get(key)
+
+    def keys_of(self, uid: str) -> list[str]:
+        """The keys of ``uid``'s records: the uid when stored, then its holder keys (sorted)."""
+        plain = [uid] if uid in self._records else []
+        holders = self._holders.get(uid)
+        return plain + sorted(holders) if holders else plain
 
     def find(self, group: str, kind: str, namespace: str | None, name: str) -> Record | None:
         """The record of one workload by identity, or None."""
@@ -257,7 +283,7 @@ class ViewStore:
         return self._records.get(uid) if uid is not None else None
 
     def uids(self) -> list[str]:
-        """Every materialized uid (a copy)."""
+        """Every store key (a copy): the uids, and the holder keys of conflicting uids."""
         return list(self._records)
 
     def records(self) -> Iterator[Record]:
@@ -288,32 +314,34 @@ class ViewStore:
         with self._lock:
             return self.generation, self.aggregates.summary(group_by)
 
-    def put(self, entry: Entry, view: WorkloadView) -> Record | None:
-        """Store ``view`` (keyed by ``view.uid``); returns the record it replaced."""
+    def put(self, entry: Entry, view: WorkloadView, key: str | None = None) -> Record | None:
+        """Store ``view`` under ``key`` (default ``view.uid``); returns the record it replaced."""
         with self._lock:
-            return self._put(entry, view)
+            return self._put(entry, view, view.uid if key is None else key)
 
-    def _put(self, entry: Entry, view: WorkloadView) -> Record | None:
-        previous = self._records.get(view.uid)
+    def _put(self, entry: Entry, view: WorkloadView, key: str) -> Record | None:
+        previous = self._records.get(key)
         if previous is not None:
-            self._unlink(previous)
+            self._unlink(previous, key)
         record = Record(self._shared_entry(entry), view)
-        self._records[view.uid] = record
-        bisect.insort(self._order, view.uid, key=self._sort_key_of)
-        self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = view.uid
+        self._records[key] = record
+        if key != view.uid:
+            self._holders.setdefault(view.uid, set()).add(key)
+        bisect.insort(self._order, key, key=self._sort_key_of)
+        self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = key
         for pod in view.all_pods():
             names = self._by_pod.get(pod.namespace)
             if names is None:
                 names = self._by_pod[pod.namespace] = {}
-            names[pod.name] = view.uid
+            names[pod.name] = key
             if pod.uid:
-                self._by_pod_uid[pod.uid] = view.uid
+                self._by_pod_uid[pod.uid] = key
         self.aggregates.apply(view, 1)
         self.generation += 1
         return previous
 
-    def _sort_key_of(self, uid: str) -> SortKey:
-        return sort_key(self._records[uid].view)
+    def _sort_key_of(self, key: str) -> SortKey:
+        return sort_key(self._records[key].view)
 
     def _shared_entry(self, entry: Entry) -> Entry:
         """One ``Entry`` object per distinct entry (the registry builds one per catalog lookup).
@@ -333,31 +361,38 @@ class ViewStore:
             same.append(entry)
         return entry
 
-    def remove(self, uid: str) -> Record | None:
-        """Forget ``uid``; returns the removed record (None when absent)."""
+    def remove(self, key: str) -> Record | None:
+        """Forget the record under ``key`` (a uid or a :func:`holder_key`); returns it (None when absent)."""
         with self._lock:
-            previous = self._records.get(uid)
+            previous = self._records.get(key)
             if previous is not None:
-                self._unlink(previous)  # while the record is there: list order reads its key
-                del self._records[uid]
+                self._unlink(previous, key)  # while the record is there: list order reads its key
+                del self._records[key]
                 self.generation += 1
             return previous
 
-    def _unlink(self, record: Record) -> None:
+    def _unlink(self, record: Record, key: str) -> None:
         view = record.view
-        key = sort_key(view)
-        index = bisect.bisect_left(self._order, key, key=self._sort_key_of)
-        if index < len(self._order) and self._order[index] == view.uid:
+        order, wanted = self._order, sort_key(view)
+        index = bisect.bisect_left(order, wanted, key=self._sort_key_of)
+        while index < len(order) and order[index] != key and self._sort_key_of(order[index]) == wanted:
+            index += 1  # holders of one uid told apart by group only share a sort key
+        if index < len(order) and order[index] == key:
             del self._order[index]
+        holders = self._holders.get(view.uid) if key != view.uid else None
+        if holders is not None:
+            holders.discard(key)
+            if not holders:
+                del self._holders[view.uid]
         identity = identity_key(record.entry.gvk.group, view.kind, view.namespace, view.name)
-        if self._by_identity.get(identity) == view.uid:
+        if self._by_identity.get(identity) == key:
             del self._by_identity[identity]
         for pod in view.all_pods():
             names = self._by_pod.get(pod.namespace)
-            if names is not None and names.get(pod.name) == view.uid:
+            if names is not None and names.get(pod.name) == key:
                 del names[pod.name]
                 if not names:
                     del self._by_pod[pod.namespace]
-            if pod.uid and self._by_pod_uid.get(pod.uid) == view.uid:
+            if pod.uid and self._by_pod_uid.get(pod.uid) == key:
                 del self._by_pod_uid[pod.uid]
         self.aggregates.apply(view, -1)

@@ -9,6 +9,11 @@ generation), the top-level rule, the inputs of one resolution, and the two write
 Top-level rule: an object is a workload only when no object up its controller chain is
 itself covered by a definition (a JobSet's Jobs and a Deployment's pods are not workloads
 of their own), as upstream ``kli get --all-types`` does.
+
+Keys: a workload is stored under its uid; each holder of a uid two distinct objects hold
+is stored under its own ``holder_key`` (docs/identity.md), so both are listed. ``record``
+takes over the record a workload had under its other key (the uid before a conflict, its
+holder key after one) as a modification, and a uid's record drops its stale holder records.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.gvk import GVK
 from workload_map.kube.reader import Reader
 from workload_map.materialization.feed import ChangeFeed, ViewChange
-from workload_map.materialization.views import ViewStore
+from workload_map.materialization.views import HOLDER_SEPARATOR, Record, ViewStore, holder_key, uid_of_key
 from workload_map.materialization.worker import Inputs
 from workload_map.resolution import GpuPolicy, WorkloadView
 from workload_map.resolution.dra import claim_inputs
@@ -91,6 +96,42 @@ class WorkloadSet:
             for obj in self.reader.list(entry.gvk):
                 yield entry, obj
 
+    # store keys (docs/identity.md)
+
+    def key_of(self, obj: Mapping[str, Any]) -> str:
+        """The store key of ``obj``: its uid, or its ``holder_key`` when another object holds the uid too."""
+        uid = str(obj.get("metadata", {}).get("uid", ""))
+        holders = self.reader.uid_holders(uid) if uid else {}
+        meta = obj.get("metadata", {})
+        for shown, held in holders.items():
+            held_meta = held.get("metadata", {})
+            if (held.get("apiVersion"), held.get("kind"), held_meta.get("namespace"), held_meta.get("name")) == \
+                    (obj.get("apiVersion"), obj.get("kind"), meta.get("namespace"), meta.get("name")):
+                return holder_key(uid, shown)
+        return uid
+
+    def object_of(self, key: str) -> Mapping[str, Any] | None:
+        """The cached object stored under ``key``: by uid, or the named holder of a conflicting uid."""
+        uid, _, shown = key.partition(HOLDER_SEPARATOR)
+        return self.reader.uid_holders(uid).get(shown) if shown else self.reader.by_uid(uid)
+
+    def holds(self, record: Record, uid: str) -> bool:
+        """True when the object of ``record`` is one of the current holders of conflicting ``uid``."""
+        view, group_kind = record.view, record.entry.gvk.group_kind
+        for obj in self.reader.uid_holders(uid).values():
+            meta = obj.get("metadata", {})
+            if (meta.get("namespace") or None, meta.get("name")) == (view.namespace or None, view.name) \
+                    and self._group_kind(obj) == group_kind:
+                return True
+        return False
+
+    @staticmethod
+    def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        try:
+            return GVK.of(obj).group_kind
+        except ValueError:
+            return None
+
     # the inputs of one resolution: the only place they are gathered
 
     def inputs(self, obj: Mapping[str, Any], entry: Entry) -> Inputs:
@@ -115,23 +156,48 @@ class WorkloadSet:
 
     # the writes to the store
 
-    def record(self, entry: Entry, view: WorkloadView, seconds: float) -> None:
-        """Stamp ``view`` with the cluster, store it and publish the change."""
+    def record(self, entry: Entry, view: WorkloadView, seconds: float, key: str | None = None) -> None:
+        """Stamp ``view`` with the cluster, store it under ``key`` (default its uid) and publish the change.
+
+        The same object's record under the uid's other key is taken over (one ``modified``);
+        recorded under the uid itself, the uid's other holder records are removed.
+        """
+        key = view.uid if key is None else key
         if self.cluster:
             view.cluster = self.cluster
-        previous = self.store.put(entry, view)
+        moved = self._take_over(entry, view, key)
+        previous = self.store.put(entry, view, key) or moved
         self.resolutions += 1
         if self.on_resolved is not None:
             self.on_resolved(view, seconds)
         self.feed.publish(ViewChange("added" if previous is None else "modified", view.uid, view.namespace,
                                      view.kind, view.name, previous.view if previous else None, view))
+        if key == view.uid:
+            for stale in self.store.keys_of(view.uid):
+                if stale != key:
+                    self.forget(stale)
 
-    def forget(self, uid: str) -> None:
-        """Drop the view of ``uid`` (gone or no longer top-level) and publish the removal."""
-        previous = self.store.remove(uid)
+    def _take_over(self, entry: Entry, view: WorkloadView, key: str) -> Record | None:
+        """Remove (unpublished) and return the record of the same object under another key of its uid."""
+        for other in self.store.keys_of(view.uid):
+            record = self.store.get(other)
+            if other != key and record is not None and record.entry.gvk.group_kind == entry.gvk.group_kind \
+                    and (record.view.namespace, record.view.name) == (view.namespace, view.name):
+                return self.store.remove(other)
+        return None
+
+    def forget(self, key: str) -> None:
+        """Drop the view under ``key`` (gone or no longer top-level) and publish the removal.
+
+        Forgetting a uid also forgets its holder records (``uid_of_key``).
+        """
+        previous = self.store.remove(key)
         if previous is not None:
             v = previous.view
-            self.feed.publish(ViewChange("removed", uid, v.namespace, v.kind, v.name, v, None))
+            self.feed.publish(ViewChange("removed", v.uid, v.namespace, v.kind, v.name, v, None))
+        if key == uid_of_key(key):
+            for holder in self.store.keys_of(key):
+                self.forget(holder)
 
 
 def _claim_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:

@@ -280,9 +280,10 @@ class WorkloadService(WorkloadReads):
         raise WorkloadNotFound(f"workload {kind}.{group or 'core'} {where}{name} not found")
 
     def view_of(self, uid: str) -> WorkloadView | None:
-        """The materialized view of ``uid``, or None."""
+        """The materialized view of ``uid``, or None; for a uid two objects hold, the first holder's (docs/identity.md)."""
         self._complete()
-        record = self.store.get(uid)
+        keys = self.store.keys_of(uid)
+        record = self.store.get(keys[0]) if keys else None
         return record.view if record is not None else None
 
     def pod_placement(self, namespace: str, name: str, *, cluster: str | None = None) -> PodPlacement | None:
