@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import copy
 import itertools
+from pathlib import Path
 from typing import Any
+
+import httpx
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workload_map.config import default_catalog_dir, default_sample_dir
-from workload_map.definitions.catalog import load_catalog
+from workload_map.app import create_app
+from workload_map.config import ResolverSettings, Settings, default_catalog_dir, default_sample_dir
+from workload_map.definitions.catalog import Catalog, load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotReader, load_objects
 from workload_map.service.workloads import WorkloadService
+from tests.api.live import serving, wait_until
+from tests.service.support import demo, demo_definition
 
 CATALOG = load_catalog(default_catalog_dir())
 SAMPLE = load_objects(default_sample_dir())
@@ -126,3 +132,33 @@ def test_a_change_of_a_workload_object_itself_always_re_resolves() -> None:
     after = service.view_of(view.uid)
     assert after is not None and after.resource_version == changed["metadata"]["resourceVersion"]
     assert service.resolutions == resolutions + 1
+
+
+def _owned_pod(owner: dict[str, Any], rv: str, start: str, phase: str = "Running") -> dict[str, Any]:
+    meta = owner["metadata"]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p0", "namespace": meta["namespace"], "uid": "uid-p0", "resourceVersion": rv,
+                         "ownerReferences": [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                                              "name": meta["name"], "uid": meta["uid"], "controller": True}]},
+            "spec": {"containers": [{"name": "c"}]}, "status": {"phase": phase, "startTime": start}}
+
+
+async def test_a_started_server_counts_the_changes_that_marked_nothing(tmp_path: Path) -> None:
+    root = demo("a")
+    reader = SnapshotReader([root, _owned_pod(root, "1", "2026-01-01T00:00:00Z")])
+    registry = DefinitionRegistry(Catalog([]))
+    registry.register(demo_definition(), origin="file")
+    app = create_app(Settings(state_dir=tmp_path / "state", resolver=ResolverSettings(workers=1)),
+                     reader=reader, registry=registry)
+    service = app.state.runtime.service
+    async with serving(app) as host, httpx.AsyncClient(base_url=f"http://{host}", timeout=10) as client:
+        await wait_until(service.is_ready, 30)
+        assert await service.settled(10)
+        resolutions = service.resolutions
+        reader.add(_owned_pod(root, "2", "2026-01-01T00:00:09Z"))  # resourceVersion and startTime only
+        assert service.materializer.skipped == 1  # decided in the cache listener, synchronously
+        assert await service.settled(10) and service.resolutions == resolutions
+        assert "wmap_changes_unread_total 1.0" in (await client.get("/metrics")).text
+        reader.add(_owned_pod(root, "3", "2026-01-01T00:00:09Z", phase="Failed"))  # read: the Demo re-resolves
+        await wait_until(lambda: service.resolutions == resolutions + 1, 10)
+        assert service.materializer.skipped == 1
