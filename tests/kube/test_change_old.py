@@ -25,3 +25,15 @@ def test_modified_events_carry_the_previous_object_from_an_upsert_and_a_relist()
     seen = [(e.type, e.obj["metadata"]["name"], e.old["status"]["p"] if e.old is not None else None) for e in events]
     # a: up -> done (upsert), done -> wait (relist); c is new (no old); b vanished from the list (DELETED)
     assert seen == [("MODIFIED", "a", "up"), ("MODIFIED", "a", "done"), ("ADDED", "c", None), ("DELETED", "b", None)]
+
+
+def test_queued_events_do_not_keep_the_previous_object() -> None:
+    reader = SnapshotReader([_demo("a", "1", "up")])
+    queue = reader.subscribe()
+    olds: list[Any] = []
+    reader.add_listener(lambda e: olds.append(e.old))
+    reader.add(_demo("a", "2", "done"))
+    queued = queue.get_nowait()
+    # the listener saw rv 1's object; the queued event (read later, maybe much later) holds none
+    assert [o["metadata"]["resourceVersion"] for o in olds] == ["1"]
+    assert queued.type == "MODIFIED" and queued.old is None and queued.obj["status"] == {"p": "done"}

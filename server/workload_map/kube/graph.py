@@ -326,6 +326,8 @@ class ObjectGraph:
                 listener(event)
             except Exception:  # noqa: BLE001 - a broken listener must not stop the cache
                 log.exception("change listener %r failed", listener)
+        if event.old is not None and self._queues:  # queued events do not keep the previous object alive
+            event = ChangeEvent(event.type, event.gvk, event.obj, event.root_uids)
         for queue in self._queues:
             if queue.full():
                 queue.get_nowait()

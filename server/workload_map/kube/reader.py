@@ -113,8 +113,8 @@ class ChangeEvent:
             object itself up its controller-owner chain; ``root_uids[-1]`` is the topmost
             ancestor known (a pod event lists pod, job, jobset).
         old: for ``MODIFIED``, the object as cached just before this change (None when not
-            known); the materializer compares the two on the fields definitions read
-            (``workload_map.resolution.readsets``).
+            known; given to listeners only, queued events carry None); the materializer
+            compares the two on the fields definitions read (``workload_map.resolution.readsets``).
     """
 
     type: EventType
