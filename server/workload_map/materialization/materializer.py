@@ -13,6 +13,10 @@ changed, that became top-level or stopped being top-level, or whose definition n
 whose definition changed (``workload-map.run.ai/nested``) are marked dirty, so a
 registration re-resolves exactly the workloads it affects (and so emits feed events).
 
+Read sets: a ``MODIFIED`` event that changes no field any definition in force reads of a
+descendant (``workload_map.resolution.readsets``: old and new compared on that set) marks
+nothing, unless the object is a workload itself (its view publishes its resourceVersion).
+
 Shared ResourceClaims: a claim named by pods' ``spec.resourceClaims[].resourceClaimName`` has
 no owner, so its change reaches no workload through the owner graph. ``ClaimDependents``
 keeps (namespace, claim name) -> pods naming it, from pod events (rebuilt from the cache once
