@@ -210,6 +210,8 @@ def _view_metrics(service: WorkloadReads) -> Iterator[Metric]:
                               value=materializer.pool.replaced)
     yield CounterMetricFamily("wmap_definitions_quarantined", "Definitions quarantined for repeated timeouts",
                               value=materializer.quarantines)
+    yield CounterMetricFamily("wmap_changes_unread", "Object changes that touched no field a definition reads "
+                              "(marked nothing, resolved nothing)", value=materializer.skipped)
 
 
 GPU_FIGURES = (("requested_by_spec", "spec"), ("requested_by_pods", "pods"), ("allocated", "allocated"))

@@ -212,7 +212,9 @@ class ObjectGraph:
             self._publish(gvk, store.delete(*key) if key is not None else [])
         else:
             self._note_uid(gvk, obj)
-            self._publish(gvk, store.upsert(obj))
+            key = object_key(obj)
+            old = store.get(*key) if key is not None else None
+            self._publish(gvk, store.upsert(obj), {key: old} if key is not None and old is not None else None)
 
     def replace(self, gvk: GVK, objects: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
                 trimmed: bool = False) -> None:
@@ -222,9 +224,14 @@ class ObjectGraph:
         """
         store = self.store(gvk)
         objects = builtins.list(objects)
+        previous: dict[tuple[str, str], KubeObject] = {}
         for obj in objects:
             self._note_uid(store.gvk, obj)
-        self._publish(store.gvk, store.replace(objects, namespace=namespace, trimmed=trimmed))
+            key = object_key(obj)
+            old = store.get(*key) if key is not None else None
+            if key is not None and old is not None:
+                previous[key] = old
+        self._publish(store.gvk, store.replace(objects, namespace=namespace, trimmed=trimmed), previous)
 
     def clear(self, gvk: GVK, *, drop: bool = False) -> None:
         """Delete every object of ``gvk`` (events included); ``drop`` forgets the store."""
@@ -273,7 +280,9 @@ class ObjectGraph:
                 self._stores[left_gvk].reindex_uid(uid, left)
                 self._uid_gvk[uid] = left_gvk
 
-    def _publish(self, gvk: GVK, changes: Changes) -> None:
+    def _publish(self, gvk: GVK, changes: Changes,
+                 previous: Mapping[tuple[str, str], KubeObject] | None = None) -> None:
+        """Deliver ``changes``; ``previous``: (namespace, name) -> object before them (``ChangeEvent.old``)."""
         for event_type, obj in changes:
             self.generation += 1
             uid = meta_of(obj).get("uid")
@@ -289,7 +298,11 @@ class ObjectGraph:
             if event_type == "DELETED":
                 for uid in chain:
                     self._forget_if_unknown(uid)
-            self._deliver(ChangeEvent(event_type, gvk, obj, chain))
+            old = None
+            if previous and event_type == "MODIFIED":
+                key = object_key(obj)
+                old = previous.get(key) if key is not None else None
+            self._deliver(ChangeEvent(event_type, gvk, obj, chain, old))
 
     def _bump_chain(self, obj: Mapping[str, Any]) -> tuple[str, ...]:
         """Bump ``obj``'s uid and its controller ancestors; return those uids.
@@ -318,6 +331,8 @@ class ObjectGraph:
                 listener(event)
             except Exception:  # noqa: BLE001 - a broken listener must not stop the cache
                 log.exception("change listener %r failed", listener)
+        if event.old is not None and self._queues:  # queued events do not keep the previous object alive
+            event = ChangeEvent(event.type, event.gvk, event.obj, event.root_uids)
         for queue in self._queues:
             if queue.full():
                 queue.get_nowait()

@@ -112,12 +112,16 @@ class ChangeEvent:
         root_uids: every uid whose ``version()`` this change bumped, ordered from the
             object itself up its controller-owner chain; ``root_uids[-1]`` is the topmost
             ancestor known (a pod event lists pod, job, jobset).
+        old: for ``MODIFIED``, the object as cached just before this change (None when not
+            known; given to listeners only, queued events carry None); the materializer
+            compares the two on the fields definitions read (``workload_map.resolution.readsets``).
     """
 
     type: EventType
     gvk: GVK
     obj: KubeObject
     root_uids: tuple[str, ...]
+    old: KubeObject | None = None
 
 
 @runtime_checkable

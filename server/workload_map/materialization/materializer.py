@@ -13,6 +13,10 @@ changed, that became top-level or stopped being top-level, or whose definition n
 whose definition changed (``workload-map.run.ai/nested``) are marked dirty, so a
 registration re-resolves exactly the workloads it affects (and so emits feed events).
 
+Read sets: a ``MODIFIED`` event that changes no field any definition in force reads of a
+descendant (``workload_map.resolution.readsets``: old and new compared on that set) marks
+nothing, unless the object is a workload itself (its view publishes its resourceVersion).
+
 Shared ResourceClaims: a claim named by pods' ``spec.resourceClaims[].resourceClaimName`` has
 no owner, so its change reaches no workload through the owner graph. ``ClaimDependents``
 keeps (namespace, claim name) -> pods naming it, from pod events (rebuilt from the cache once
@@ -53,6 +57,7 @@ from workload_map.kube.memory import release_free_memory
 from workload_map.kube.reader import ChangeEvent
 from workload_map.owners import owner_chain
 from workload_map.resolution.dra import RESOURCE_CLAIM
+from workload_map.resolution.readsets import ReadSets
 from workload_map.resolution.resolver import failed_view
 from workload_map.materialization.claims import ClaimDependents
 from workload_map.materialization.pool import Outcome, ResolverPool, definition_key
@@ -106,6 +111,15 @@ class Materializer:
         self._task: asyncio.Task[None] | None = None
         self._last_progress = 0.0
         self.claims = ClaimDependents()
+        self.skipped = 0  # MODIFIED events that changed no field a definition reads (marked nothing)
+        self._read_sets: tuple[int, ReadSets] | None = None
+
+    def read_sets(self) -> ReadSets:
+        """The descendant read sets of the definitions in force (rebuilt per registry generation)."""
+        registry = self.service.registry
+        if self._read_sets is None or self._read_sets[0] != registry.generation:
+            self._read_sets = (registry.generation, ReadSets(e.definition for e in registry.entries()))
+        return self._read_sets[1]
 
     @property
     def pool(self) -> ResolverPool:
@@ -178,6 +192,9 @@ class Materializer:
     def _on_event(self, event: ChangeEvent) -> None:
         if not self._listening:
             return
+        if self._irrelevant(event):
+            self.skipped += 1
+            return
         if event.gvk == POD_GVK:
             self.claims.update(event.obj, deleted=event.type == "DELETED")
         elif event.gvk.group_kind == RESOURCE_CLAIM.group_kind:
@@ -193,6 +210,20 @@ class Materializer:
                 if _group_kind(child) in covered:
                     self._mark(str(child.get("metadata", {}).get("uid", "")))
 
+    def _irrelevant(self, event: ChangeEvent) -> bool:
+        """True for a ``MODIFIED`` event that no view can see (``workload_map.resolution.readsets``).
+
+        The change must touch no field read of a descendant, and the object must not be a
+        workload itself (a root's view publishes its resourceVersion). Owner references are
+        read, so an irrelevant change leaves the object's top-level status as it was.
+        """
+        if event.type != "MODIFIED" or event.old is None:
+            return False
+        if self.read_sets().descendant_changed(event.gvk, event.old, event.obj):
+            return False
+        return not (event.gvk.group_kind in self.service.covered_group_kinds()
+                    and self.service.is_top_level(event.obj))
+
     def _on_claim(self, claim: Mapping[str, Any]) -> None:
         """Mark the workloads whose pods name the changed shared ``claim``."""
         meta = claim.get("metadata") or {}
@@ -206,6 +237,7 @@ class Materializer:
                     self._mark(str(obj.get("metadata", {}).get("uid", "")))
 
     def _on_definitions(self, gvks: frozenset[GVK]) -> None:
+        self._read_sets = None  # derived again from the definitions now in force, on the next event
         self._changed_kinds |= {g.group_kind for g in gvks}
         self._rescan = True
         self._settled.clear()

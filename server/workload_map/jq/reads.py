@@ -1,0 +1,215 @@
+"""The fields of its input a jq expression can read: a conservative static analysis.
+
+``expression_reads(expression)`` gives a set of *read paths* (tuples of object keys): the
+expression's outputs depend only on the subtrees of its input at those paths. ``None``
+means "cannot tell": the caller must assume the whole input is read. The empty tuple ``()``
+is the whole input (``. as $root``, a bare ``.``).
+
+Two forms are analysed, anything else is ``None``:
+
+* the plain navigation of ``workload_map.jq.fastpath`` (``.a.b["c"] // .d // 1``): each
+  alternative's path up to its first index or iteration;
+* a pipeline ``S1 | S2 | ...`` (split at the top level only) where each stage that still
+  receives the input itself is one of: a navigation path (it reads that subtree; later
+  stages receive a part of it, so whatever they do reads nothing else of the input),
+  ``path as $v`` (reads the path; jq gives the next stage the same input), or a stage that
+  does not touch its input at all (variables, literals, operators, ``if``/``then``/``else``
+  only: ``$l["k"] != null``), with or without ``as $v``. Example:
+  ``.metadata.labels as $l | .metadata.name | ltrimstr($l["w"])`` reads
+  ``metadata.labels`` and ``metadata.name``.
+
+Why this is sound: jq has no way to reach the program's input from a stage that receives
+something else, except through variables, and variables are bound only by the stages
+analysed above (``$ENV``, ``input`` and friends are refused by ``workload_map.jq.static``).
+Any builtin called without arguments reads ``.`` (``length``, ``keys``, ``tojson``), so an
+identifier other than the keywords below makes a stage "touching its input"; a definition
+(``def``), ``reduce``, ``try``, ``label``, object shorthand (``{a}``) or format (``@csv``)
+in a stage that receives the input gives ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from workload_map.jq.fastpath import parse_fast_path
+
+ReadPath = tuple[str, ...]
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+|\#[^\n]*)
+  | (?P<field>\.[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<var>\$[A-Za-z_][A-Za-z0-9_:]*)
+  | (?P<format>@[A-Za-z0-9_]+)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)
+  | (?P<number>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+)
+  | (?P<op>\?//|//=|\|=|\+=|-=|\*=|/=|%=|==|!=|<=|>=|//|\.\.|[=|,+\-*/%<>.?:;\[\](){}])
+    """,
+    re.VERBOSE,
+)
+#: Identifiers that do not read the input by themselves.
+_INERT = frozenset({"if", "then", "elif", "else", "end", "and", "or", "null", "true", "false"})
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+
+Token = tuple[str, str]
+
+
+class _Unknown(Exception):
+    """The expression is outside the analysed forms."""
+
+
+def _lex(text: str, pos: int = 0, *, in_interp: bool = False) -> tuple[list[Token], int]:
+    r"""Tokens of ``text`` from ``pos``; a plain string is ``("string", its value)``.
+
+    An interpolated string is ``("istring", "")`` preceded by its ``\( ... )`` parts, each
+    lexed into parenthesised tokens (so their reads are seen).
+    """
+    tokens: list[Token] = []
+    depth = 0
+    while pos < len(text):
+        if text[pos] == '"':
+            pos = _string(text, pos, tokens)
+            continue
+        if in_interp and text[pos] == ")" and depth == 0:
+            return tokens, pos + 1
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            raise _Unknown(text[pos])
+        kind, value = match.lastgroup or "", match.group()
+        if kind != "ws":
+            depth += (value == "(") - (value == ")")
+            tokens.append((kind, value))
+        pos = match.end()
+    if in_interp:
+        raise _Unknown("unterminated interpolation")
+    return tokens, pos
+
+
+def _string(text: str, start: int, tokens: list[Token]) -> int:
+    """Lex the string literal at ``text[start]`` (a quote) into ``tokens``; return its end."""
+    pos, parts, interpolated = start + 1, [], False
+    while pos < len(text):
+        if text.startswith("\\(", pos):
+            inner, pos = _lex(text, pos + 2, in_interp=True)
+            tokens.extend([("op", "("), *inner, ("op", ")")])
+            interpolated = True
+        elif text[pos] == "\\":
+            parts.append(text[pos:pos + 2])
+            pos += 2
+        elif text[pos] == '"':
+            if interpolated:
+                tokens.append(("istring", ""))
+            else:
+                try:
+                    tokens.append(("string", json.loads('"' + "".join(parts) + '"')))
+                except ValueError as exc:
+                    raise _Unknown("string") from exc
+            return pos + 1
+        else:
+            parts.append(text[pos])
+            pos += 1
+    raise _Unknown("unterminated string")
+
+
+def _stages(tokens: list[Token]) -> list[list[Token]]:
+    """``tokens`` split at the pipes outside brackets and ``if ... end``."""
+    stages: list[list[Token]] = [[]]
+    depth = 0
+    for kind, value in tokens:
+        if kind == "op" and value in _OPEN or (kind, value) == ("ident", "if"):
+            depth += 1
+        elif kind == "op" and value in _CLOSE or (kind, value) == ("ident", "end"):
+            depth -= 1
+        if depth == 0 and (kind, value) == ("op", "|"):
+            stages.append([])
+        else:
+            stages[-1].append((kind, value))
+    return stages
+
+
+def _path(tokens: list[Token]) -> ReadPath | None:
+    """The read path of a navigation stage (keys up to the first index/iteration), or None."""
+    if tokens == [("op", ".")]:
+        return ()
+    if not tokens:
+        return None
+    keys: list[str] = []
+    exact, index = True, 0
+    if tokens[0] == ("op", "."):  # `."k"`, `.["k"]`, `.[0]`, `.[]`
+        if len(tokens) > 1 and tokens[1][0] == "string":
+            keys.append(tokens[1][1])
+            index = 2
+        elif tokens[1:2] == [("op", "[")]:
+            index = 1
+        else:
+            return None
+    elif tokens[0][0] != "field":
+        return None
+    while index < len(tokens):
+        kind, value = tokens[index]
+        key: str | None
+        if kind == "field":
+            key, index = value[1:], index + 1
+        elif (kind, value) == ("op", "["):
+            inner = tokens[index + 1:index + 3]
+            if inner[:1] == [("op", "]")]:
+                key, index = None, index + 2
+            elif len(inner) == 2 and inner[0][0] in ("string", "number") and inner[1] == ("op", "]"):
+                key, index = (inner[0][1] if inner[0][0] == "string" else None), index + 3
+            else:
+                return None
+        else:
+            return None
+        if key is None:
+            exact = False
+        elif exact:
+            keys.append(key)
+    return tuple(keys)
+
+
+def _inert(tokens: list[Token]) -> bool:
+    """True when the stage never reads its input (see module docstring)."""
+    for kind, value in tokens:
+        if kind in ("field", "format") or (kind == "op" and value in (".", "..")):
+            return False
+        if kind == "ident" and value not in _INERT:
+            return False
+    return True
+
+
+def _pipeline_reads(tokens: list[Token]) -> set[ReadPath]:
+    reads: set[ReadPath] = set()
+    for stage in _stages(tokens):
+        binds = len(stage) >= 2 and stage[-2] == ("ident", "as") and stage[-1][0] == "var"
+        body = stage[:-2] if binds else stage
+        if not binds and any(t == ("ident", "as") for t in stage):
+            raise _Unknown("destructuring")
+        path = _path(body)
+        if path is not None:
+            reads.add(path)
+        elif not _inert(body):
+            raise _Unknown("stage")
+        if not binds:
+            return reads  # later stages receive a part of what was read (or no part of the input)
+    raise _Unknown("a pipeline ending in a binding")
+
+
+def expression_reads(expression: str) -> frozenset[ReadPath] | None:
+    """The read paths of ``expression`` (module docstring), or None for "the whole input"."""
+    fast = parse_fast_path(expression)
+    if fast is not None:
+        out: set[ReadPath] = set()
+        for steps in fast.pipelines:
+            keys: list[str] = []
+            for op, arg in steps:
+                if op != 0:  # fastpath's field step; an index or iteration ends the exact path
+                    break
+                keys.append(arg)
+            out.add(tuple(keys))
+        return frozenset(out)
+    try:
+        tokens, _ = _lex(expression)
+        return frozenset(_pipeline_reads(tokens)) if tokens else None
+    except _Unknown:
+        return None
