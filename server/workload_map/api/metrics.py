@@ -43,7 +43,9 @@ from starlette.responses import Response
 from workload_map import __version__
 from workload_map.api.workload_series import WorkloadSeries
 from workload_map.kube.freshness import freshness, kind_name
+from workload_map.kube.reader import Reader
 from workload_map.resolution import WorkloadView
+from workload_map.service.reads import WorkloadReads
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -187,7 +189,7 @@ class _StateCollector(Collector):
             yield from _view_metrics(runtime.service)
 
 
-def _view_metrics(service: Any) -> Iterator[Metric]:
+def _view_metrics(service: WorkloadReads) -> Iterator[Metric]:
     """Series of the materialized views (``workload_map.service``)."""
     yield CounterMetricFamily("wmap_views_resolved", "Views resolved and stored", value=service.resolutions)
     resolved, known = service.progress()
@@ -261,7 +263,7 @@ def workload_metrics(views: Iterable[WorkloadView], *, by_cluster: bool = False)
 _CAMEL = {"requested_by_spec": "requestedBySpec", "requested_by_pods": "requestedByPods", "allocated": "allocated"}
 
 
-def _queue_depths(reader: Any) -> GaugeMetricFamily:
+def _queue_depths(reader: Reader) -> GaugeMetricFamily:
     """``wmap_queue_depth{queue}``: events waiting in the subscriber and reader queues.
 
     The subscriber queues are ``subscribers`` (all of them) and ``subscribers_max`` (the

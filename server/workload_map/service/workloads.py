@@ -23,6 +23,7 @@ service shares with its materializer.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Callable, Iterable, Mapping
 
 from workload_map.definitions.registry import DefinitionRegistry, Entry
@@ -82,6 +83,7 @@ class WorkloadService(WorkloadReads):
         self.timeout_s, self.quarantine_after = timeout_s, quarantine_after
         self._materializer: Materializer | None = None
         self._offline: Materializer | None = None
+        self._offline_lock = threading.Lock()  # reads from several threads run it one at a time
         self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
         self._summaries: dict[str, tuple[int, list[GpuBucket]]] = {}
 
@@ -205,10 +207,12 @@ class WorkloadService(WorkloadReads):
         """Not started: run the offline materializer to completion (see module docstring)."""
         if self._materializer is not None:
             return
-        if self._offline is None:
-            self._offline = Materializer(self.workset, workers=1, timeout_s=self.timeout_s,
-                                         quarantine_after=self.quarantine_after, resolver=_blocking(self.timeout_s))
-        self._offline.run_to_completion()
+        with self._offline_lock:
+            if self._offline is None:
+                self._offline = Materializer(self.workset, workers=1, timeout_s=self.timeout_s,
+                                             quarantine_after=self.quarantine_after,
+                                             resolver=_blocking(self.timeout_s))
+            self._offline.run_to_completion()
 
     # reads
 
