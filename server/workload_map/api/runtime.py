@@ -146,6 +146,7 @@ class Runtime:
         kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
         self.registrar = limited(Registrar(self.registry, store, watch=watch, **kwargs), self.settings)
         self.registrar.settle = self.service.settled  # read-your-writes
+        self.registrar.sandbox = self.service.sandbox  # trials on the service's workers, one budget
         if self.metrics is not None:
             self.service.on_resolved = self.metrics.observe_resolution
 
