@@ -312,7 +312,7 @@ class ResolverPool:
         if item.attempts == 0:
             item.attempts += 1
             self._pending.appendleft(item)
-            log.warning("resolver worker %s died (%s) resolving %s; retrying on a fresh worker", w.process.pid, how,
+            log.warning("resolver worker %s died (%s) running job %s; retrying it on a fresh worker", w.process.pid, how,
                         item.job.uid)
             return
         what = "resolving this workload" if isinstance(item.job, Job) else "on this evaluation"
