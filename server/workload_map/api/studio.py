@@ -139,7 +139,7 @@ async def evaluate(request: Request) -> JSONResponse:
     """
     runtime = runtime_of(request)
     body = await json_object(request)
-    text = _string(body, "definition", required=True)
+    text = str(_string(body, "definition", required=True))
     root = _string(body, "root")
     if body.get("workload") is not None:
         objects, root = await _live_objects(request, runtime, body["workload"])
