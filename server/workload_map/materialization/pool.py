@@ -336,8 +336,9 @@ class ResolverPool:
 class BlockingResolver:
     """The pool used synchronously (offline CLI, services not started in an event loop).
 
-    Same worker code, time budget and timeout error; ``resolve`` blocks until every job has
-    an outcome. Workers are plain ``fork`` children (see the module docstring).
+    Same worker code, time budget and timeout error; ``resolve`` (resolutions) and ``call``
+    (trial and studio jobs, ``workload_map.materialization.sandbox``) block until every job
+    has an outcome. Workers are plain ``fork`` children (see the module docstring).
     """
 
     def __init__(self, workers: int = 1, timeout_s: float = 2.0, *, start_method: str = "fork") -> None:
