@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
 import signal
 from pathlib import Path
@@ -99,3 +100,28 @@ async def test_a_trial_before_the_service_starts_runs_on_its_offline_worker(tmp_
     assert [p.path for p in caught.value.problems] == [PHASE_PATH]
     assert "did not finish within 1 s" in caught.value.problems[0].message
     assert ticks > 1  # the loop went on while the forked worker ran out of its budget
+
+
+async def test_a_studio_evaluation_is_a_job_of_the_same_pool(tmp_path: Path) -> None:
+    from workload_map.api.studio import run_evaluation
+    from workload_map.errors import DefinitionError
+
+    registry = DefinitionRegistry(Catalog([]))
+    service = WorkloadService(registry, SnapshotReader([]), workers=1, timeout_s=1.0)
+    karta = copy.deepcopy(LOOPING)
+    karta["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Demo"
+    looping, valid = json.dumps(karta), json.dumps(karta).replace("def f: f; f", ".status.p")
+    await service.start()
+    try:
+        assert await service.settled(30) and service.materializer is not None
+        pool = service.materializer.pool
+        # ".status.p" of a Demo with p "up" -> the mapping running -> Running
+        answer = await run_evaluation(service.sandbox, valid, [demo("a", phase="up")], None)
+        assert (answer["valid"], answer["phase"]) == (True, "Running")
+        with pytest.raises(DefinitionError, match="did not finish within the resolver's budget of 1 s"):
+            await run_evaluation(service.sandbox, looping, [demo("a", phase="up")], None)
+        assert (pool.timeouts, pool.replaced) == (1, 1)  # killed and replaced like a resolution
+        answer = await run_evaluation(service.sandbox, valid, [demo("b", phase="up")], None)
+        assert answer["root"] == {"kind": "Demo", "namespace": "n", "name": "b"}
+    finally:
+        await service.stop()
