@@ -193,7 +193,9 @@ class ResolverSettings:
         workers: resolver worker processes; 0 means the usable CPU cores
             (``len(os.sched_getaffinity(0))``).
         timeout_s: hard budget of one resolution, seconds: the worker is ended past it and
-            the workload gets an error view.
+            the workload gets an error view. The same budget bounds each job of the
+            registration trial (one jq expression) and each studio evaluation, run on the
+            same workers (docs/packages.md).
         quarantine_after: timeouts of one definition (per registry generation) after which
             its workloads get an error view without running.
     """

@@ -95,7 +95,8 @@ async def open_fleet(runtime: Runtime, targets: list[ClusterTarget]) -> list[Any
         service = WorkloadService(registry, cache, policy=runtime.policy(), workers=workers,
                                   timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after,
                                   cluster=target.name, feed=feed)
-        registrar = limited(Registrar(registry, KartaStore(client), watch=cache.watch), runtime.settings)
+        registrar = limited(Registrar(registry, KartaStore(client), watch=cache.watch, sandbox=service.sandbox),
+                            runtime.settings)
         runtime.followers.append((registrar, cache))
         runtime.registrars[target.name] = registrar
         members[target.name] = (service, ClusterWriter(client, cache.discovery))

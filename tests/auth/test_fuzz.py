@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 
 from workload_map.app import create_app
-from workload_map.config import HttpSettings, Settings
+from workload_map.config import HttpSettings, ResolverSettings, Settings
 from workload_map.kube.snapshot import SnapshotReader
 from tests.api.conftest import JOBSET
 
@@ -38,10 +38,11 @@ FUZZ_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.exp
 
 def _app() -> Any:
     state = Path(tempfile.mkdtemp(prefix="wmap-fuzz-"))
-    app = create_app(Settings(state_dir=state, http=HttpSettings(max_wait_s=1.0, request_timeout_s=10.0)),
+    # the registration trial's jobs get the resolver's budget: a non-terminating expression costs 1 s, not 2
+    app = create_app(Settings(state_dir=state, http=HttpSettings(max_wait_s=1.0, request_timeout_s=10.0),
+                              resolver=ResolverSettings(timeout_s=1.0)),
                      reader=SnapshotReader.from_paths(JOBSET))
     assert app.state.runtime.registrar is not None
-    app.state.runtime.registrar.trial_timeout = 1.0  # a non-terminating expression costs 1 s, not 5
     return app
 
 

@@ -203,12 +203,12 @@ def test_text_input_and_legacy_and_bare_spec_forms() -> None:
 
 
 def test_registration_trial_names_the_non_terminating_field() -> None:
-    from workload_map.definitions.load import check_termination
+    from workload_map.materialization.trial import check_termination_blocking as check_termination
 
     doc = copy.deepcopy(BASE)
     structure(doc)["childComponents"][0]["scaleDefinition"] = {"replicasPath": "def f: f; f"}
     definition = load_definition(doc)  # passes the static checks
-    problems = check_termination(definition, [{"spec": {}}], timeout=2)
+    problems = check_termination(definition, [{"spec": {}}], timeout=2)  # one worker job per expression
     assert [p.path for p in problems] == ["spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath"]
     assert problems[0].message.startswith("jq expression 'def f: f; f' did not finish within ")
     assert check_termination(load_definition(copy.deepcopy(BASE)), timeout=5) == []
@@ -222,7 +222,7 @@ def test_non_string_identity_fields_are_problems_not_crashes(bad: object) -> Non
 
 
 def test_registration_trial_refuses_crashing_and_slow_expressions() -> None:
-    from workload_map.jq.trial import trial_reasons
+    from workload_map.materialization.trial import trial_reasons_blocking as trial_reasons
 
     # a runaway recursion aborts the jq library (out of memory) or runs out the clock
     reasons = trial_reasons(["def f: 1 + f; f", ".ok"], [{}], timeout=3)

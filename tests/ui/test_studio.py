@@ -128,8 +128,9 @@ def test_bad_studio_input_is_a_clear_400(server: Served) -> None:
 
 
 def test_a_definition_that_never_ends_is_stopped_at_the_budget(server: Served) -> None:
-    # `def f: f; f` passes the static checks (it cannot be proven not to end); the child
-    # evaluating it is ended by the kernel after the resolver budget (2 s by default).
+    # `def f: f; f` passes the static checks (it cannot be proven not to end); the resolver
+    # worker evaluating it (a studio job of the server's pool) is killed at the resolver
+    # budget (2 s by default) and replaced.
     text = (REPO / "catalog" / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text(encoding="utf-8")
     assert "path: .status.conditions\n" in text
     text = text.replace("path: .status.conditions\n", "path: 'def f: f; f'\n")

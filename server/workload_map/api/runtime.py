@@ -143,8 +143,10 @@ class Runtime:
         resolver = self.settings.resolver
         self.service = WorkloadService(self.registry, reader, policy=_policy(self.settings), workers=resolver.workers,
                                        timeout_s=resolver.timeout_s, quarantine_after=resolver.quarantine_after)
-        kwargs = {} if trial_timeout is None else {"trial_timeout": trial_timeout}
-        self.registrar = limited(Registrar(self.registry, store, watch=watch, **kwargs), self.settings)
+        registrar = Registrar(self.registry, store, watch=watch, sandbox=self.service.sandbox)  # one budget
+        if trial_timeout is not None:
+            registrar.trial_timeout = trial_timeout  # 0 disables the trial
+        self.registrar = limited(registrar, self.settings)
         self.registrar.settle = self.service.settled  # read-your-writes
         if self.metrics is not None:
             self.service.on_resolved = self.metrics.observe_resolution

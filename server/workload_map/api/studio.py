@@ -10,17 +10,15 @@ registering goes through ``POST /api/v1/definitions`` (access control applies th
 
 Bounds: the body is capped by the server's body size limit (``--max-body-bytes``); the
 route is an expensive one for load shedding (``workload_map.api.load``); at most
-:data:`AT_ONCE` evaluations run at once; each runs in a child process (no jq in the serving
-process) that the kernel ends after the resolver's time budget (``resolver.timeout_s``,
-``--resolution-timeout``) of evaluation, plus :data:`STARTUP_S` to start.
+:data:`AT_ONCE` evaluations run at once; each is one job of the resolver workers
+(``worker.StudioJob`` through the registrar's ``Sandbox``: the started service's pool, no
+jq in the serving process), under the resolver's time budget (``resolver.timeout_s``,
+``--resolution-timeout``), memory limit, kill and crash policy.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import signal
-import sys
 from typing import Any
 
 from starlette.requests import Request
@@ -32,10 +30,10 @@ from workload_map.api.runtime import Runtime, runtime_of
 from workload_map.auth.scope import pod_namespaces, workload_scope
 from workload_map.definitions.load import load_documents
 from workload_map.errors import DefinitionError, InvalidRequest, WorkloadNotFound
+from workload_map.materialization.sandbox import Sandbox, job_id
+from workload_map.materialization.worker import StudioJob
 
 AT_ONCE = 2
-STARTUP_S = 10.0
-"""Seconds a child may take to start (import jq and the resolver) before its budget counts."""
 MAX_OBJECTS = 2000
 _running = asyncio.Semaphore(AT_ONCE)
 
@@ -96,31 +94,22 @@ async def _live_objects(request: Request, runtime: Runtime, ref: Any) -> tuple[l
     return [dict(root), *related], view.name
 
 
-async def run_evaluation(payload: dict[str, Any], budget_s: float) -> dict[str, Any]:
-    """Run ``workload_map.resolution.studio`` in a child process and return its answer.
+async def run_evaluation(sandbox: Sandbox, text: str, objects: list[dict[str, Any]], root: str | None) -> dict[str, Any]:
+    """Run ``workload_map.resolution.studio.evaluate`` as one job of ``sandbox`` and return its answer.
 
     Raises:
-        DefinitionError: the evaluation did not finish within its budget, or crashed.
+        DefinitionError: the evaluation ran out of the budget, crashed or failed.
     """
-    data = json.dumps({**payload, "budget_s": budget_s}, default=str).encode()
     async with _running:
-        child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "workload_map.resolution.studio", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        try:
-            out, err = await asyncio.wait_for(child.communicate(data), STARTUP_S + budget_s)
-        except TimeoutError:
-            child.kill()
-            await child.wait()
-            raise DefinitionError(f"the evaluation did not finish within {STARTUP_S + budget_s:g} s") from None
-    if child.returncode == -signal.SIGALRM:
-        raise DefinitionError(f"the evaluation did not finish within the resolver's budget of {budget_s:g} s "
-                              "(a jq path that does not terminate?)")
-    if child.returncode != 0:
-        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise DefinitionError(f"the evaluation crashed (exit code {child.returncode}): {tail[0]}")
-    answer: dict[str, Any] = json.loads(out)
-    return answer
+        (outcome,) = await sandbox.run([StudioJob(job_id("studio"), text, tuple(objects), root)])
+    if outcome.status == "ok":
+        answer: dict[str, Any] = outcome.view
+        return answer
+    if outcome.status == "timeout":
+        running = (outcome.error or "").partition(" while evaluating ")[2]
+        raise DefinitionError(f"the evaluation did not finish within the resolver's budget of {sandbox.timeout_s:g} s "
+                              f"(a jq path that does not terminate?{' it was evaluating ' + running if running else ''})")
+    raise DefinitionError(f"the evaluation {'crashed' if outcome.status == 'crashed' else 'failed'}: {outcome.error}")
 
 
 async def evaluate(request: Request) -> JSONResponse:
@@ -150,12 +139,11 @@ async def evaluate(request: Request) -> JSONResponse:
     """
     runtime = runtime_of(request)
     body = await json_object(request)
-    text = _string(body, "definition", required=True)
+    text = str(_string(body, "definition", required=True))
     root = _string(body, "root")
     if body.get("workload") is not None:
         objects, root = await _live_objects(request, runtime, body["workload"])
     else:
         objects = _given_objects(body.get("objects", []))
-    answer = await run_evaluation({"definition": text, "objects": objects, "root": root},
-                                  runtime.settings.resolver.timeout_s)
+    answer = await run_evaluation(runtime.require_registrar().jq_sandbox(), text, objects, root)
     return JSONResponse(answer)

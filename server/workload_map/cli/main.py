@@ -128,8 +128,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _validate_file(path: str, several: bool) -> int:
     from workload_map.definitions.extensions import extensions_of
-    from workload_map.definitions.load import check_definition, check_termination, load_documents
-    from workload_map.jq.trial import TRIAL_TIMEOUT_S
+    from workload_map.config import ResolverSettings
+    from workload_map.definitions.load import check_definition, load_documents
+    from workload_map.materialization.trial import check_termination_blocking
 
     source = shown([path])
     try:
@@ -143,8 +144,8 @@ def _validate_file(path: str, several: bool) -> int:
     status = EXIT_OK
     for doc in docs:
         definition, problems = check_definition(doc)
-        if definition is not None:  # the registration trial the server runs (one verdict)
-            problems = check_termination(definition, timeout=TRIAL_TIMEOUT_S)
+        if definition is not None:  # the registration trial the server runs (one verdict, one budget)
+            problems = check_termination_blocking(definition, timeout=ResolverSettings().timeout_s)
             definition = None if problems else definition
         name = (doc.get("metadata") or {}).get("name", "<unnamed>") if isinstance(doc, dict) else "<unnamed>"
         if definition is not None:

@@ -225,25 +225,3 @@ def load_definition(doc: Any, *, check_jq: bool = True) -> Definition:
             doc.get("metadata"), dict) else ""
         raise InvalidDefinition(problems, name=str(name))
     return definition
-
-
-def check_termination(definition: Definition, samples: list[Any] | None = None, *,
-                      timeout: float = 5.0) -> list[Problem]:
-    """Evaluate every jq expression of a new definition once, in a child process.
-
-    Static checks cannot prove termination (``def f: f; f`` passes them), a runaway
-    recursion can abort the jq library, and the binding cannot be interrupted, so
-    registration runs this before storing a definition (:mod:`workload_map.jq.trial`). Samples
-    are live objects of the definition's kinds when the caller has them (``{}`` is always
-    tried).
-
-    Returns:
-        One problem per refused expression: did not finish within ``timeout`` seconds,
-        crashed the evaluator, or one evaluation was slower than the per-evaluation limit.
-    """
-    from workload_map.definitions.validate import jq_fields
-    from workload_map.jq.trial import trial_reasons
-
-    fields = list(jq_fields(definition))
-    reasons = trial_reasons([expr for _, expr in fields], list(samples or []), timeout=timeout)
-    return [Problem(path, f"jq expression '{expr}' {reasons[expr]}") for path, expr in fields if expr in reasons]

@@ -2,7 +2,7 @@
 
 Owns compilation (cached), evaluation with caps, gojq-compatible input ordering,
 the pure-Python fast path for simple paths, static checks of forbidden constructs,
-and the out-of-process trial evaluation of new definitions. Imports nothing from
+and the measurement of the registration trial (run as jobs of the resolver workers). Imports nothing from
 ``server`` but ``workload_map.errors``.
 """
 

@@ -14,7 +14,8 @@ module (docs/definition-format.md section 6):
   carrying the expression.
 
 The C binding holds the GIL and cannot be interrupted, so runaway programs are kept out
-by :mod:`workload_map.jq.static` and by :mod:`workload_map.jq.trial` at registration; at request time
+by :mod:`workload_map.jq.static` and by the trial at registration (:mod:`workload_map.jq.trial`, run on
+the resolver workers); at request time
 evaluation happens only when a workload changed (results are memoized per version).
 """
 

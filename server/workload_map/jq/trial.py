@@ -1,111 +1,66 @@
-"""Trial evaluation of jq expressions in a separate process with time limits.
+"""The registration trial's evaluation of one jq expression: what a worker process measures.
 
 The C jq binding cannot be interrupted and can even abort the whole process (a runaway
 recursion such as ``def f: 1 + f; f`` ends in ``jq: error: cannot allocate memory`` and
 ``abort()``), and static checks cannot prove termination (``def f: f; f`` or
-``until(false; .)`` pass them). A newly registered definition is therefore evaluated
-once, in a child Python process, against sample objects. An expression is refused when:
+``until(false; .)`` pass them). A newly registered definition is therefore evaluated once
+against sample objects, each expression as one job of the resolver worker pool
+(``workload_map.materialization.trial``): the pool's time budget, memory limit, kill and
+crash policy bound it. An expression is refused when its job runs out of the budget (the
+worker is killed), when the worker dies (crash, abort, out of memory), or when one
+evaluation on one sample takes longer than :data:`PER_EVALUATION_LIMIT_S`: a definition
+path is navigation and runs in microseconds, so anything near a tenth of a second would
+cost every resolution of that kind as much.
 
-* the child does not answer within the overall limit (it is killed);
-* the child dies (crash, abort, out of memory);
-* one evaluation on one sample takes longer than the per-evaluation limit: a definition
-  path is navigation and runs in microseconds, so anything near a tenth of a second would
-  stall the server's event loop on every object of that kind.
-
-Protocol: ``{"expressions": [...], "samples": [...]}`` on stdin; the child answers
-``{"seconds": {expression: slowest evaluation}}`` on stdout. Runtime jq errors are not
-reported here (they depend on the object); the resolver reports them per workload.
+This module holds the pure parts (no processes): the measurement a worker runs and the
+reason texts. Runtime jq errors are not reported here (they depend on the object); the
+resolver reports them per workload.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Iterable
+from typing import Any
 
-#: Default wall-clock budget for a whole trial, seconds.
-TRIAL_TIMEOUT_S = 5.0
+from workload_map.errors import JqError
+from workload_map.jq.engine import Document, compile_program
+
 #: Slowest acceptable single evaluation of one expression on one sample, seconds.
 PER_EVALUATION_LIMIT_S = 0.1
 
 
-def trial_reasons(expressions: Sequence[str], samples: Sequence[Any], *, timeout: float = TRIAL_TIMEOUT_S,
-                  per_evaluation: float = PER_EVALUATION_LIMIT_S) -> dict[str, str]:
-    """Evaluate every expression on every sample (and ``{}``) in a child process.
+def slowest_evaluation(expression: str, samples: Iterable[Any]) -> float:
+    """Seconds of the slowest evaluation of ``expression`` on one of ``samples``.
 
-    Args:
-        expressions: jq sources (already compiled and statically checked).
-        samples: JSON values to evaluate against (``{}`` is always added).
-        timeout: wall-clock seconds for the whole trial.
-        per_evaluation: slowest acceptable single evaluation, seconds.
-
-    Returns:
-        ``{expression: reason}`` for every refused expression (empty when all pass). When
-        the batch fails as a whole, each expression is retried alone (with the budget
-        split evenly) so the culprits are named precisely.
+    Runtime jq errors count as evaluations (they end quickly); only time matters here. Runs
+    in a worker process: it may not return at all (the worker is then killed).
     """
-    unique = list(dict.fromkeys(expressions))
-    payload = {"expressions": unique, "samples": [{}, *samples]}
-    outcome = _run(payload, timeout)
-    if isinstance(outcome, dict):
-        return _slow(outcome, per_evaluation)
-    per = max(timeout / max(len(unique), 1), 0.5)
-    reasons: dict[str, str] = {}
-    for expression in unique:
-        alone = _run({**payload, "expressions": [expression]}, per)
-        reasons.update(_slow(alone, per_evaluation) if isinstance(alone, dict) else {expression: alone})
-    return reasons
+    program = compile_program(expression)
+    slowest = 0.0
+    for sample in samples:
+        doc = Document(sample)
+        started = time.perf_counter()
+        try:
+            program.all(doc)
+        except JqError:
+            pass
+        slowest = max(slowest, time.perf_counter() - started)
+    return slowest
 
 
-def trial_evaluate(expressions: Sequence[str], samples: Sequence[Any], *, timeout: float = TRIAL_TIMEOUT_S) -> list[str]:
-    """The expressions :func:`trial_reasons` refuses, in input order."""
-    reasons = trial_reasons(expressions, samples, timeout=timeout)
-    return [e for e in dict.fromkeys(expressions) if e in reasons]
+def slow_reason(seconds: float, limit: float = PER_EVALUATION_LIMIT_S) -> str | None:
+    """The refusal reason of an expression whose slowest evaluation took ``seconds``; None within ``limit``."""
+    if seconds <= limit:
+        return None
+    return f"one evaluation took {seconds * 1000:.0f} ms on a sample object (limit {limit * 1000:.0f} ms)"
 
 
-def _slow(seconds: dict[str, float], limit: float) -> dict[str, str]:
-    return {e: f"one evaluation took {s * 1000:.0f} ms on a sample object (limit {limit * 1000:.0f} ms)"
-            for e, s in seconds.items() if s > limit}
+def timeout_reason(budget_s: float) -> str:
+    """The refusal reason of an expression whose evaluation ran out of the ``budget_s`` seconds budget."""
+    return f"did not finish within {budget_s:g} s on a sample object"
 
 
-def _run(payload: dict[str, Any], timeout: float) -> dict[str, float] | str:
-    """The child's per-expression slowest times, or the reason it gave none."""
-    try:
-        done = subprocess.run([sys.executable, "-m", "workload_map.jq.trial"], input=json.dumps(payload, default=str).encode(),
-                              capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return f"did not finish within {timeout:g} s on a sample object"
-    try:
-        answer = json.loads(done.stdout or b"null")
-    except ValueError:
-        answer = None
-    if done.returncode != 0 or not isinstance(answer, dict):
-        tail = (done.stderr or b"").decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return f"crashed the jq evaluator (exit code {done.returncode}{': ' + tail[0] if tail[0] else ''})"
-    return {str(k): float(v) for k, v in answer.get("seconds", {}).items()}
-
-
-def _child() -> None:
-    from workload_map.errors import JqError
-    from workload_map.jq.engine import Document, compile_program
-
-    payload = json.loads(sys.stdin.read())
-    docs = [Document(sample) for sample in payload["samples"]]
-    seconds: dict[str, float] = {}
-    for expression in payload["expressions"]:
-        slowest = 0.0
-        for doc in docs:
-            started = time.perf_counter()
-            try:
-                compile_program(expression).all(doc)
-            except JqError:
-                pass
-            slowest = max(slowest, time.perf_counter() - started)
-        seconds[expression] = slowest
-    json.dump({"seconds": seconds}, sys.stdout)
-
-
-if __name__ == "__main__":
-    _child()
+def crash_reason(detail: str) -> str:
+    """The refusal reason of an expression whose evaluation ended the worker (``detail``: how)."""
+    return f"crashed the jq evaluator ({detail})"

@@ -59,6 +59,10 @@ class InlineResolver:
             outcomes.extend(self._blocking().resolve(rest))
         return outcomes
 
+    def worker(self) -> BlockingResolver:
+        """The forked worker that enforces the budget, started on first use (shared with the sandbox)."""
+        return self._blocking()
+
     def _blocking(self) -> BlockingResolver:
         if self._worker is None:
             from workload_map.materialization.pool import BlockingResolver

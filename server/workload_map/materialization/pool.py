@@ -14,6 +14,10 @@ handed to ``deliver`` (the service posts them to the loop with ``call_soon_threa
 * A worker that dies mid-job (signal, jq crash): that job is retried once on a fresh worker,
   then gets a ``crashed`` outcome; the rest of the batch is requeued.
 * Definitions are sent once per worker, keyed by content (:func:`definition_key`).
+* Calls (:meth:`ResolverPool.call`: the registration trial's and the studio's jobs,
+  ``worker.TrialJob`` and ``worker.StudioJob``) run on the same workers under the same
+  budget, kill and crash policy; they go to the front of the queue (a caller awaits them)
+  and their outcomes go to the callback given with them instead of ``deliver``.
 * Start method ``forkserver`` with this package's worker preloaded: safe with threads
   around (the server has some), and a replacement starts in milliseconds. Starting the
   fork server itself costs 0.2-0.7 s, too much for a one-shot command: the offline CLI's
@@ -39,7 +43,7 @@ from typing import Any, Callable, Literal
 
 from workload_map.definitions.model import Definition
 from workload_map.materialization import worker as worker_module
-from workload_map.materialization.worker import Job
+from workload_map.materialization.worker import AnyJob, Job, StudioJob, TrialJob
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,9 @@ def definition_key(definition: Definition) -> str:
 class Outcome:
     """The result of one job: ``view`` (status ok) or ``error`` (failed/timeout/crashed).
 
+    ``view`` is the job's result: a ``WorkloadView`` for a resolution, see
+    ``workload_map.materialization.worker`` for the other job types.
+
     ``seconds`` is the time spent in the worker (ok/failed) or until the job was given up.
     """
 
@@ -81,9 +88,10 @@ class Outcome:
 
 @dataclass(slots=True)
 class _Item:
-    job: Job
-    definition: Definition
+    job: AnyJob
+    definition: Definition | None
     attempts: int = 0
+    reply: Callable[[Outcome], None] | None = None
 
 
 class _Worker:
@@ -162,6 +170,12 @@ class ResolverPool:
             self._inbox.put([_Item(job, definition) for job, definition in jobs])
             self._wake_send.send_bytes(b"x")
 
+    def call(self, jobs: list[TrialJob | StudioJob], reply: Callable[[Outcome], None]) -> None:
+        """Queue jobs at the front (thread-safe); each yields one outcome, to ``reply`` (dispatcher thread)."""
+        if jobs:
+            self._inbox.put([_Item(job, None, reply=reply) for job in jobs])
+            self._wake_send.send_bytes(b"x")
+
     def close(self) -> None:
         """Stop the dispatcher and kill every worker (idempotent); queued jobs get no outcome."""
         if self._stopping:
@@ -216,9 +230,13 @@ class ResolverPool:
     def _step(self) -> None:
         while True:
             try:
-                self._pending.extend(self._inbox.get_nowait())
+                items = self._inbox.get_nowait()
             except queue.Empty:
                 break
+            if items[0].reply is None:
+                self._pending.extend(items)
+            else:  # a caller awaits these: before the resolutions queued
+                self._pending.extendleft(reversed(items))
         self._assign()
         busy = [w for w in self._workers if w.batch]
         now = time.monotonic()
@@ -245,7 +263,7 @@ class ResolverPool:
             items = [self._pending.popleft() for _ in range(max(1, min(self.batch, share)))]
             new = {}
             for item in items:
-                if item.job.definition not in w.known:
+                if item.definition is not None and isinstance(item.job, Job) and item.job.definition not in w.known:
                     new[item.job.definition] = item.definition
                     w.known.add(item.job.definition)
             try:
@@ -263,8 +281,8 @@ class ResolverPool:
         try:
             while w.batch and w.conn.poll():
                 uid, view, error, seconds = w.conn.recv()
-                w.batch.popleft()
-                self._deliver(Outcome(uid, "ok" if error is None else "failed", view, error, seconds))
+                item = w.batch.popleft()
+                self._send(item, Outcome(uid, "ok" if error is None else "failed", view, error, seconds))
                 w.started = time.monotonic()
                 w.deadline = w.started + self.timeout_s
         except (EOFError, OSError):
@@ -276,10 +294,11 @@ class ResolverPool:
         expression = _expression_of(w)  # read before the worker (and its slot) is replaced
         self._requeue_rest(w)
         self._replace(w)
-        message = f"resolution exceeded its {self.timeout_s:g} s budget"
+        what = "resolution" if isinstance(item.job, Job) else "evaluation"
+        message = f"{what} exceeded its {self.timeout_s:g} s budget"
         if expression:
             message += f" while evaluating jq expression {expression!r}"
-        self._deliver(Outcome(item.job.uid, "timeout", None, message, time.monotonic() - w.started))
+        self._send(item, Outcome(item.job.uid, "timeout", None, message, time.monotonic() - w.started))
 
     def _crashed(self, w: _Worker) -> None:
         self.crashes += 1
@@ -293,11 +312,15 @@ class ResolverPool:
         if item.attempts == 0:
             item.attempts += 1
             self._pending.appendleft(item)
-            log.warning("resolver worker %s died (%s) resolving %s; retrying on a fresh worker", w.process.pid, how,
+            log.warning("resolver worker %s died (%s) running job %s; retrying it on a fresh worker", w.process.pid, how,
                         item.job.uid)
             return
-        self._deliver(Outcome(item.job.uid, "crashed", None, f"the resolver worker died ({how}) twice resolving "
-                              "this workload", time.monotonic() - w.started))
+        what = "resolving this workload" if isinstance(item.job, Job) else "on this evaluation"
+        self._send(item, Outcome(item.job.uid, "crashed", None, f"the resolver worker died ({how}) twice {what}",
+                                 time.monotonic() - w.started))
+
+    def _send(self, item: _Item, outcome: Outcome) -> None:
+        (self._deliver if item.reply is None else item.reply)(outcome)
 
     def _requeue_rest(self, w: _Worker) -> None:
         self._pending.extendleft(reversed(w.batch))
@@ -313,8 +336,9 @@ class ResolverPool:
 class BlockingResolver:
     """The pool used synchronously (offline CLI, services not started in an event loop).
 
-    Same worker code, time budget and timeout error; ``resolve`` blocks until every job has
-    an outcome. Workers are plain ``fork`` children (see the module docstring).
+    Same worker code, time budget and timeout error; ``resolve`` (resolutions) and ``call``
+    (trial and studio jobs, ``workload_map.materialization.sandbox``) block until every job
+    has an outcome. Workers are plain ``fork`` children (see the module docstring).
     """
 
     def __init__(self, workers: int = 1, timeout_s: float = 2.0, *, start_method: str = "fork") -> None:
@@ -330,6 +354,15 @@ class BlockingResolver:
                 self._pool.start()
                 self._started = True
             self._pool.submit(jobs)
+            return [self._outcomes.get() for _ in jobs]
+
+    def call(self, jobs: list[TrialJob | StudioJob]) -> list[Outcome]:
+        """Outcomes of trial or studio ``jobs`` (in completion order), on the same worker and budget."""
+        with self._lock:
+            if not self._started:
+                self._pool.start()
+                self._started = True
+            self._pool.call(jobs, self._outcomes.put)
             return [self._outcomes.get() for _ in jobs]
 
     def close(self) -> None:

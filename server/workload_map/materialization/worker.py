@@ -14,6 +14,12 @@ Protocol over one ``multiprocessing`` connection (pickled tuples):
   resolved ``WorkloadView`` or None with ``error`` naming the exception (an object that
   breaks the resolver becomes an error view, never a dead worker).
 
+Three job types share the workers, their budget and their kill and crash policy (issue 26
+item 3, issue 25 item 5): :class:`Job` (a resolution), :class:`TrialJob` (the registration
+trial of one jq expression: ``view`` is the slowest evaluation on the samples, seconds;
+``workload_map.jq.trial``) and :class:`StudioJob` (the definition studio: ``view`` is the
+answer dict of ``workload_map.resolution.studio.evaluate``).
+
 Memory: a worker may grow by :data:`MEMORY_BUDGET_BYTES` of address space beyond its size
 at start (``RLIMIT_AS``); an allocation beyond fails. In Python code that is a
 ``MemoryError``, answered like any failed resolution (an error view naming the budget),
@@ -40,8 +46,10 @@ from typing import Any
 
 from workload_map.definitions.model import Definition
 from workload_map.jq import set_evaluation_tracer
+from workload_map.jq.trial import slowest_evaluation
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, resolve
 from workload_map.resolution.nesting import Nested
+from workload_map.resolution.studio import evaluate as studio_evaluate
 
 PR_SET_PDEATHSIG = 1
 EXPRESSION_SLOT_BYTES = 512
@@ -49,6 +57,9 @@ EXPRESSION_SLOT_BYTES = 512
 
 MEMORY_BUDGET_BYTES = 1024 * 1024 * 1024
 """Address space a worker may add to its size at start (1 GiB; issue 29 item 6)."""
+
+OVER_MEMORY = f"exceeded its memory budget of {MEMORY_BUDGET_BYTES // 2**20} MiB"
+"""The end of the error of a job that ran out of memory (the worker then exits and is replaced)."""
 
 
 def limit_memory(budget: int = MEMORY_BUDGET_BYTES) -> int:
@@ -121,6 +132,42 @@ class Job:
     inputs: Inputs
 
 
+@dataclass(frozen=True, slots=True)
+class TrialJob:
+    """The registration trial of one jq expression (``workload_map.jq.trial``).
+
+    Attributes:
+        uid: a caller-chosen id, unique among the jobs in flight.
+        expression: the jq source (compiled and statically checked already).
+        samples: JSON values to evaluate it on.
+    """
+
+    uid: str
+    expression: str
+    samples: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StudioJob:
+    """One evaluation of the definition studio (``workload_map.resolution.studio.evaluate``).
+
+    Attributes:
+        uid: a caller-chosen id, unique among the jobs in flight.
+        definition: the Karta, YAML or JSON text.
+        objects: Kubernetes objects to evaluate it on.
+        root: the name of the root object among several of the kind, or None.
+    """
+
+    uid: str
+    definition: str
+    objects: tuple[Mapping[str, Any], ...]
+    root: str | None = None
+
+
+AnyJob = Job | TrialJob | StudioJob
+"""What a worker runs."""
+
+
 def _die_with_parent() -> None:
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -128,17 +175,28 @@ def _die_with_parent() -> None:
         pass
 
 
-def run_job(definitions: dict[str, Definition], job: Job) -> tuple[str, Any, str | None, float]:
-    """Resolve one job; returns ``(uid, view or None, error or None, seconds)``."""
+def _run(definitions: Mapping[str, Definition], job: AnyJob) -> Any:
+    if isinstance(job, TrialJob):
+        return slowest_evaluation(job.expression, job.samples)
+    if isinstance(job, StudioJob):
+        return studio_evaluate(job.definition, job.objects, root_name=job.root)
+    return job.inputs.resolve(definitions[job.definition])
+
+
+def run_job(definitions: Mapping[str, Definition], job: AnyJob) -> tuple[str, Any, str | None, float]:
+    """Run one job; returns ``(uid, view or None, error or None, seconds)``.
+
+    ``view`` is the job's result (module docstring); ``error`` names a failure (the
+    exception, or :data:`OVER_MEMORY`).
+    """
     started = time.perf_counter()
+    what = "resolution" if isinstance(job, Job) else "evaluation"
     try:
-        view = job.inputs.resolve(definitions[job.definition])
-        return job.uid, view, None, time.perf_counter() - started
+        return job.uid, _run(definitions, job), None, time.perf_counter() - started
     except MemoryError:
-        return (job.uid, None, f"resolution exceeded its memory budget of {MEMORY_BUDGET_BYTES // 2**20} MiB",
-                time.perf_counter() - started)
+        return job.uid, None, f"{what} {OVER_MEMORY}", time.perf_counter() - started
     except Exception as exc:  # noqa: BLE001 - one malformed object must not end the worker
-        return job.uid, None, f"resolution failed: {type(exc).__name__}: {exc}", time.perf_counter() - started
+        return job.uid, None, f"{what} failed: {type(exc).__name__}: {exc}", time.perf_counter() - started
 
 
 def _record_expressions(slot: Any) -> None:
@@ -158,7 +216,8 @@ def main(conn: Connection, slot: Any = None) -> None:
     """Serve batches on ``conn`` until the parent closes it.
 
     Args:
-        conn: the pipe to the parent (protocol in the module docstring).
+        conn: the pipe to the parent (protocol in the module docstring): batches of
+            :data:`AnyJob`.
         slot: optional shared ``c_char`` array of ``EXPRESSION_SLOT_BYTES``: the jq
             expression being evaluated is recorded there (emptied before each job).
     """
@@ -179,5 +238,5 @@ def main(conn: Connection, slot: Any = None) -> None:
                 slot.value = b""
             reply = run_job(definitions, job)
             conn.send(reply)
-            if reply[2] is not None and reply[2].startswith("resolution exceeded its memory budget"):
+            if reply[2] is not None and reply[2].endswith(OVER_MEMORY):
                 sys.exit(0)  # memory may be fragmented or half-freed: a fresh worker takes over

@@ -4,8 +4,9 @@ A store's contents at start, and Karta objects applied with ``kubectl`` (or by a
 replica) seen through a reader.
 
 :class:`DefinitionIntake` holds what the registration path shares with them: the registry
-in force, the store (whose ``origin`` tags entries), the trial evaluation (a child
-process, ``workload_map.jq.trial``) and the list of skipped definitions. A valid arrival is
+in force, the store (whose ``origin`` tags entries), the trial evaluation (jobs of the
+resolver workers through a ``Sandbox``, ``workload_map.materialization.trial``) and the list
+of skipped definitions. A valid arrival is
 registered (origin ``cluster`` for a Karta, the store's origin for stored files); an
 invalid one is skipped and reported (never raised); a deleted Karta is removed.
 ``workload_map.registration.registrar.Registrar`` adds the write path on top.
@@ -19,14 +20,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.definitions.load import check_definition, check_termination
+from workload_map.definitions.load import check_definition
 from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.definitions.validate import jq_fields
 from workload_map.errors import Problem
 from workload_map.gvk import GVK, KARTA_GVK, POD_GVK
-from workload_map.jq.trial import TRIAL_TIMEOUT_S
 from workload_map.kube.reader import ChangeEvent, Reader
+from workload_map.materialization.sandbox import Sandbox
+from workload_map.materialization.trial import check_termination
 from workload_map.resolution.dra import DRA_KINDS
 from workload_map.registration.stores import DefinitionStore
 
@@ -34,6 +36,9 @@ log = logging.getLogger(__name__)
 
 REGISTERED_AT = "workload-map.run.ai/registered-at"
 """Annotation holding a stored definition's first registration time (RFC 3339)."""
+
+TRIAL_TIMEOUT_S = 2.0
+"""Budget of one trial job in a registrar's own sandbox (the resolver's default budget)."""
 
 TRIAL_MEMO_SIZE = 1024
 """Most expression sets remembered as having passed the trial (then the memo restarts)."""
@@ -60,15 +65,20 @@ class DefinitionIntake:
         store: where registrations persist (its ``origin`` tags the entries).
         watch: called with every GVK a registered definition needs (root, children,
             additional kinds, pods); e.g. ``InformerCache.watch``.
-        trial_timeout: seconds for the trial evaluation of new expressions (0 disables).
+        trial_timeout: budget of one trial job (one expression), seconds, in the sandbox the
+            intake builds when it is given none (0 disables the trial).
+        sandbox: where trial jobs run: the served ``WorkloadService.sandbox`` (its pool's
+            budget then applies), set by the runtime; None: an own one, built on first use.
     """
 
     def __init__(self, registry: DefinitionRegistry, store: DefinitionStore, *,
-                 watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S) -> None:
+                 watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S,
+                 sandbox: Sandbox | None = None) -> None:
         self.registry = registry
         self.store = store
         self._watch = watch
         self.trial_timeout = trial_timeout
+        self.sandbox = sandbox
         self.skipped: dict[tuple[str, str], Skipped] = {}
         self._trial_passed: set[tuple[str, ...]] = set()
 
@@ -79,12 +89,18 @@ class DefinitionIntake:
         key = tuple(sorted({expression for _, expression in jq_fields(definition)}))
         if key in self._trial_passed:
             return []
-        problems = await asyncio.to_thread(check_termination, definition, timeout=self.trial_timeout)
+        problems = await check_termination(self.jq_sandbox(), definition)
         if not problems:
             if len(self._trial_passed) > TRIAL_MEMO_SIZE:
                 self._trial_passed.clear()
             self._trial_passed.add(key)
         return problems
+
+    def jq_sandbox(self) -> Sandbox:
+        """Where this intake's trial jobs run (and the studio's, through the runtime)."""
+        if self.sandbox is None:
+            self.sandbox = Sandbox(self.trial_timeout if self.trial_timeout > 0 else TRIAL_TIMEOUT_S)
+        return self.sandbox
 
     def _put(self, origin: str, key: str, definition: Definition, registered_at: str) -> Entry:
         """Put ``definition`` into the registry (unchanged ones keep their entry) and watch its kinds."""

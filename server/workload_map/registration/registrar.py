@@ -1,8 +1,8 @@
 """The one write path for definitions, used alike by GraphQL, REST and the CLI.
 
 :class:`Registrar` parses and validates a document (every problem at once), checks the
-one-definition-per-GVK rule, runs a trial evaluation in a child process
-(``workload_map.jq.trial``), persists it in its store, then puts it into the
+one-definition-per-GVK rule, runs a trial evaluation on the resolver workers
+(``workload_map.materialization.trial``), persists it in its store, then puts it into the
 :class:`~workload_map.definitions.registry.DefinitionRegistry` and asks for its kinds to be
 watched. Any failure before the registry update leaves the previous definition in force.
 Definitions that arrive without this path (stored files, Karta objects) are handled by
@@ -36,8 +36,8 @@ from workload_map.errors import (
     TooManyDefinitions,
 )
 from workload_map.gvk import GVK
-from workload_map.jq.trial import TRIAL_TIMEOUT_S
-from workload_map.registration.following import REGISTERED_AT, DefinitionIntake
+from workload_map.materialization.sandbox import Sandbox
+from workload_map.registration.following import REGISTERED_AT, TRIAL_TIMEOUT_S, DefinitionIntake
 from workload_map.registration.guards import decode_checked, unreadable_as_invalid
 from workload_map.registration.stores import DefinitionStore
 
@@ -99,7 +99,9 @@ class Registrar(DefinitionIntake):
         registry: the definitions in force.
         store: where registrations persist (its ``origin`` tags the entries).
         watch: called with every GVK a registered definition needs; e.g. ``InformerCache.watch``.
-        trial_timeout: seconds for the trial evaluation of new expressions (0 disables).
+        trial_timeout: budget of one trial job in the registrar's own sandbox (0 disables
+            the trial); a served registrar uses its service's sandbox (``DefinitionIntake``).
+        sandbox: where trial jobs run (see ``DefinitionIntake``).
 
     Attributes:
         settle: read-your-writes: after a registration or removal that changed the
@@ -110,8 +112,9 @@ class Registrar(DefinitionIntake):
     """
 
     def __init__(self, registry: DefinitionRegistry, store: DefinitionStore, *,
-                 watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S) -> None:
-        super().__init__(registry, store, watch=watch, trial_timeout=trial_timeout)
+                 watch: Callable[[GVK], None] | None = None, trial_timeout: float = TRIAL_TIMEOUT_S,
+                 sandbox: Sandbox | None = None) -> None:
+        super().__init__(registry, store, watch=watch, trial_timeout=trial_timeout, sandbox=sandbox)
         self._lock = asyncio.Lock()
         self.max_definitions = MAX_DEFINITIONS
         self.max_definitions_bytes = MAX_DEFINITIONS_BYTES

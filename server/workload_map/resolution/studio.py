@@ -1,11 +1,11 @@
 """The definition studio's evaluation: one Karta and some objects -> findings, path outputs, view.
 
-Pure (no I/O); the server runs it in a child process (``python -m
-workload_map.resolution.studio``, JSON on stdin and stdout; ``workload_map.api.studio``) so
-that no jq runs in the serving process and a runaway expression is ended by the kernel.
+Pure (no I/O); the server runs it as a job of the resolver workers (``worker.StudioJob``,
+``workload_map.api.studio``) so that no jq runs in the serving process and a runaway
+expression is ended with its worker at the resolver's budget.
 
-Input ``{"definition": <Karta YAML/JSON text>, "objects": [<Kubernetes object>...],
-"root": <name or null>, "budget_s": <seconds>}``. Output (see :func:`evaluate`)::
+Input: a Karta's YAML/JSON text, Kubernetes objects and optionally the root's name. Output
+(see :func:`evaluate`)::
 
     {"valid": bool, "definition": {name, group, version, kind} | null,
      "problems": [{path, message}],            # validation findings with field paths
@@ -22,8 +22,6 @@ given pod (one ``name: output`` line per pod), every other path on the root obje
 from __future__ import annotations
 
 import json
-import signal
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -147,17 +145,3 @@ def evaluate(definition_text: str, objects: Sequence[Mapping[str, Any]], *, root
     answer.update(phase=view.phase.value, phases=[p.value for p in view.phases], rawPhase=view.raw_phase,
                   view=view.to_dict())
     return answer
-
-
-def _child() -> None:
-    """Child entry: JSON request on stdin, answer on stdout; SIGALRM ends it past ``budget_s``."""
-    request = json.loads(sys.stdin.buffer.read())
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kernel ends us, even inside the C jq library
-    signal.setitimer(signal.ITIMER_REAL, float(request["budget_s"]))
-    answer = evaluate(request["definition"], request["objects"], root_name=request.get("root"))
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    json.dump(answer, sys.stdout, default=str)
-
-
-if __name__ == "__main__":
-    _child()

@@ -5,7 +5,7 @@ Validation (``CREATE`` and ``UPDATE``), in this order, the first refusal wins:
 1. on update, the root component's group/version/kind must not change (upstream rule:
    "the root component GVK is immutable");
 2. the full validation of registration: fields, jq static checks, the bounded trial
-   evaluation in a child process, the name rules (``Registrar.check``), every finding with
+   evaluation on the resolver workers, the name rules (``Registrar.check``), every finding with
    its field path;
 3. no other Karta may describe the same root GVK (the existing one is named; different
    versions of one group/kind are allowed). Checked against the Kartas the informer cache

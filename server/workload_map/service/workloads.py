@@ -22,6 +22,7 @@ service shares with its materializer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from typing import Any, Callable, Iterable, Mapping
@@ -34,6 +35,7 @@ from workload_map.kube.reader import Reader
 from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
 from workload_map.materialization.inline import InlineResolver
+from workload_map.materialization.sandbox import Sandbox
 from workload_map.materialization.views import GROUP_BY, Aggregates, GpuBucket, ViewStore
 from workload_map.materialization.worker import Inputs
 from workload_map.materialization.workset import WorkloadSet
@@ -86,6 +88,8 @@ class WorkloadService(WorkloadReads):
         self._offline_lock = threading.Lock()  # reads from several threads run it one at a time
         self._list_cache: dict[tuple[Any, ...], list[WorkloadView]] = {}
         self._summaries: dict[str, tuple[int, list[GpuBucket]]] = {}
+        self.sandbox = Sandbox(timeout_s, offline=_blocking(timeout_s).worker)
+        """Where trial and studio jobs run: this service's pool once started, its offline worker before."""
 
     # lifecycle
 
@@ -100,10 +104,12 @@ class WorkloadService(WorkloadReads):
             self._materializer = Materializer(self.workset, workers=self.workers, timeout_s=self.timeout_s,
                                               quarantine_after=self.quarantine_after)
             self._materializer.start()
+            self.sandbox.attach(self._materializer.pool, asyncio.get_running_loop())
 
     async def stop(self) -> None:
         """Stop materialization and end the worker processes."""
         if self.materializer is not None:
+            self.sandbox.detach()
             await self.materializer.stop()
 
     def is_ready(self) -> bool:
