@@ -36,7 +36,7 @@ from workload_map.graphql.cluster import StaleExtension
 from workload_map.graphql.errors import is_unexpected, shape
 from workload_map.graphql.mutation import Mutation
 from workload_map.graphql.query import Query
-from workload_map.graphql.stopping import StoppableExecution
+from workload_map.graphql.fastpath import FastExecution
 from workload_map.graphql.subscription import Subscription
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class LoggingSchema(Schema):
 def build_schema() -> Schema:
     """A new schema instance (extensions hold per-schema caches)."""
     return LoggingSchema(
-        query=Query, mutation=Mutation, subscription=Subscription, execution_context_class=StoppableExecution,
+        query=Query, mutation=Mutation, subscription=Subscription, execution_context_class=FastExecution,
         # factories: strawberry builds fresh extension instances per operation; the
         # parser/validation LRU caches live at module level, keyed by maxsize
         extensions=[

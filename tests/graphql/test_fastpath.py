@@ -1,0 +1,102 @@
+"""Fast leaves (``workload_map.graphql.fastpath``): the same answers and errors as graphql-core's path.
+
+A small strawberry schema is executed twice, with the fast execution context and with the
+plain stoppable one; the answers (data, key order, errors with their paths) must be equal,
+and the values are the ones worked out by hand below.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from workload_map.graphql.fastpath import FastExecution, plan
+from workload_map.graphql.stopping import StoppableExecution
+
+
+@strawberry.enum
+class Colour(Enum):
+    RED = "RED"
+    BLUE = "BLUE"
+
+
+@strawberry.type
+class Item:
+    name: str
+    size: int
+    missing: strawberry.Private[str | None]
+    colour: Colour
+
+    @strawberry.field
+    def doubled(self) -> int:
+        return self.size * 2
+
+    @strawberry.field
+    def required(self) -> str:  # None at run time: graphql-core's non-null error
+        return self.missing  # type: ignore[return-value]
+
+    @strawberry.field
+    def scaled(self, by: int) -> int:
+        return self.size * by
+
+    @strawberry.field
+    def context_name(self, info: Info) -> str:
+        return f"{info.context['who']}:{self.name}"
+
+    @strawberry.field
+    def child(self) -> Item | None:
+        return Item(name=self.name + "-child", size=self.size + 1, missing=None, colour=Colour.BLUE) if self.size < 3 else None
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    def items(self) -> list[Item]:
+        return [Item(name="a", size=1, missing="x", colour=Colour.RED),
+                Item(name="b", size=3, missing=None, colour=Colour.BLUE)]
+
+
+QUERY = """{ items { doubled n: name colour scaled(by: 10) contextName name
+  child { name size doubled colour } } }"""
+
+
+def answer(execution: type[Any], query: str) -> str:
+    schema = strawberry.Schema(query=Query, execution_context_class=execution)
+    result = schema.execute_sync(query, context_value={"who": "me"})
+    errors = [{"message": e.message, "path": e.path} for e in result.errors or []]
+    return json.dumps({"data": result.data, "errors": errors})
+
+
+def test_the_same_answer_in_the_same_key_order() -> None:
+    fast = answer(FastExecution, QUERY)
+    assert fast == answer(StoppableExecution, QUERY)
+    # a: size 1 -> doubled 2, scaled 10; its child a-child has size 2 -> doubled 4 (colour BLUE);
+    # b: size 3 -> doubled 6, scaled 30 and no child (size >= 3).
+    items = json.loads(fast)["data"]["items"]
+    assert list(items[0]) == ["doubled", "n", "colour", "scaled", "contextName", "name", "child"]
+    assert items[0] == {"doubled": 2, "n": "a", "colour": "RED", "scaled": 10, "contextName": "me:a", "name": "a",
+                        "child": {"name": "a-child", "size": 2, "doubled": 4, "colour": "BLUE"}}
+    assert (items[1]["doubled"], items[1]["scaled"], items[1]["child"]) == (6, 30, None)
+
+
+def test_a_null_for_a_non_null_leaf_gets_graphql_cores_error() -> None:
+    query = "{ items { name required size } }"
+    fast = answer(FastExecution, query)
+    assert fast == answer(StoppableExecution, query)
+    # item b has no value for the non-null `required`: the null propagates through the
+    # non-null Item! and [Item!]! up to data (null), with one error at items[1].required.
+    got = json.loads(fast)
+    assert got["data"] is None
+    assert [e["path"] for e in got["errors"]] == [["items", 1, "required"]]
+
+
+def test_only_pure_leaves_are_planned() -> None:
+    schema = strawberry.Schema(query=Query)
+    item = schema._schema.type_map["Item"]
+    # name, size, colour: plain attributes; doubled, required: resolvers of self alone.
+    # scaled (an argument), contextName (info) and child (an object) stay with graphql-core.
+    assert sorted(plan(item)) == ["colour", "doubled", "name", "required", "size"]
