@@ -95,3 +95,23 @@ async def test_bad_parameters_are_refused_naming_them(client: httpx.AsyncClient,
     response = await client.get(path, params=params)
     assert response.status_code == 400 and response.json()["error"] == "bad_request", response.text
     assert response.json()["message"].startswith(message), response.json()["message"]
+
+
+@pytest.mark.parametrize(("path", "param"), [
+    ("/api/v1/namespaces/team-a/workloads/core/Pod/runner", "foo"),
+    ("/api/v1/namespaces/team-a/workloads/core/Pod/runner/phase", "wiat"),
+    ("/api/v1/namespaces/team-a/pods/runner/workload", "foo"),
+])
+async def test_single_workload_endpoints_refuse_unknown_parameters(client: httpx.AsyncClient, path: str,
+                                                                   param: str) -> None:
+    # a misspelt `wait` must not turn a wait into a plain read (found trying it as a new user)
+    answer = await client.get(path, params={param: "Completed"})
+    assert answer.status_code == 400
+    assert answer.json()["message"].startswith(f"unknown query parameter '{param}'")
+
+
+async def test_single_workload_endpoints_still_answer_their_own_parameters(client: httpx.AsyncClient) -> None:
+    # team-a/runner is a bare Running pod: a workload of its own, phase Running
+    answer = await client.get("/api/v1/namespaces/team-a/workloads/core/Pod/runner/phase",
+                              params={"wait": "Running", "timeout": "1s"})
+    assert answer.status_code == 200 and answer.json()["phases"] == ["Running"]

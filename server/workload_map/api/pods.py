@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from workload_map.api.auth import guard_of
+from workload_map.api.filters import refuse_unknown
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.scope import may_see, pod_namespaces
 from workload_map.errors import WorkloadNotFound
@@ -31,6 +32,7 @@ async def get_pod_workload(request: Request) -> JSONResponse:
       '404': {$ref: '#/components/responses/NotFound'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("cluster",))
     service = runtime_of(request).require_service()
     namespace, name = request.path_params["namespace"], request.path_params["name"]
     placement = service.pod_placement(namespace, name, cluster=request.query_params.get("cluster") or None)

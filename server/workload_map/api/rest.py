@@ -170,6 +170,7 @@ async def get_workload(request: Request) -> JSONResponse:
       '404': {$ref: '#/components/responses/NotFound'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("cluster",))
     service = runtime_of(request).require_service()
     return JSONResponse(await _full(request, _workload(request, service, await _scope(request, service))))
 
@@ -186,6 +187,7 @@ async def get_phase(request: Request) -> JSONResponse:
       - {name: name, in: path, required: true, schema: {type: string}}
       - {name: wait, in: query, schema: {$ref: '#/components/schemas/Phase'}, description: phase to wait for}
       - {name: timeout, in: query, schema: {type: string, default: 30s}, description: 'wait bound: 60s, 500ms, 2m (at most 600s)'}
+      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster holding it (default: the first that has it)'}
     responses:
       '200': {description: Current phases, content: {application/json: {schema: {$ref: '#/components/schemas/PhaseState'}}}}
       '400': {$ref: '#/components/responses/BadRequest'}
@@ -194,6 +196,7 @@ async def get_phase(request: Request) -> JSONResponse:
       '429': {description: 'The client already holds its share of waits (--max-waits-per-client)', content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("wait", "timeout", "cluster"))
     runtime = runtime_of(request)
     service = runtime.require_service()
     q = request.query_params

@@ -25,6 +25,7 @@ live), ``input``/``inputs``/``debug``/``stderr``/``halt``/``halt_error`` and fri
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 
 EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
@@ -105,14 +106,7 @@ def forbidden_constructs(expression: str) -> list[str]:
     tokens: list[tuple[str, str]] = []
     _lex(expression, tokens)
     reasons: list[str] = []
-    brackets: list[str] = []
-    for index, (kind, value) in enumerate(tokens):
-        prev = tokens[index - 1] if index else ("", "")
-        nxt = tokens[index + 1] if index + 1 < len(tokens) else ("", "")
-        if kind == "op" and value in "([{":
-            brackets.append(value)
-        elif kind == "op" and value in ")]}" and brackets:
-            brackets.pop()
+    for _, kind, value, call in _walk(tokens):
         reason = None
         if kind == "op" and value == "..":
             reason = "recursive descent operator '..' is not allowed"
@@ -122,7 +116,7 @@ def forbidden_constructs(expression: str) -> list[str]:
             reason = f"variable '{value}' reads the server's environment and is not allowed"
         elif kind == "ident" and value in ("import", "include"):
             reason = "modules (import/include) are not allowed"
-        elif kind == "ident" and _is_call(prev, nxt, brackets):
+        elif kind == "ident" and call:
             if value in OUTSIDE:
                 reason = f"function '{value}' reaches outside the object and is not allowed"
             elif value == "del":
@@ -132,6 +126,23 @@ def forbidden_constructs(expression: str) -> list[str]:
         if reason and reason not in reasons:
             reasons.append(reason)
     return reasons
+
+
+def _walk(tokens: list[tuple[str, str]]) -> Iterator[tuple[int, str, str, bool]]:
+    """``(index, kind, value, is a call)`` of every token; "is a call" only means anything for an ident.
+
+    Brackets are tracked so that an identifier used as an object key (``{range: 1}``,
+    ``{range}``) or named by ``def`` is not taken for a call of that builtin.
+    """
+    brackets: list[str] = []
+    for index, (kind, value) in enumerate(tokens):
+        prev = tokens[index - 1] if index else ("", "")
+        nxt = tokens[index + 1] if index + 1 < len(tokens) else ("", "")
+        if kind == "op" and value in "([{":
+            brackets.append(value)
+        elif kind == "op" and value in ")]}" and brackets:
+            brackets.pop()
+        yield index, kind, value, kind == "ident" and _is_call(prev, nxt, brackets)
 
 
 def _is_call(prev: tuple[str, str], nxt: tuple[str, str], brackets: list[str]) -> bool:
@@ -163,23 +174,16 @@ def is_bounded(expression: str) -> bool:
     construction, string interpolation) runs a number of steps bounded by a polynomial of
     the input's size, and the input is capped at ``MAX_INPUT_BYTES``. The one-shot CLI
     resolves definitions whose every expression is bounded in its own process, without
-    the time budget of a worker process (``workload_map.service``).
+    the time budget of a worker process (``workload_map.materialization.inline``).
     """
     tokens: list[tuple[str, str]] = []
     _lex(expression, tokens)
-    brackets: list[str] = []
-    for index, (kind, value) in enumerate(tokens):
-        prev = tokens[index - 1] if index else ("", "")
-        nxt = tokens[index + 1] if index + 1 < len(tokens) else ("", "")
-        if kind == "op" and value in "([{":
-            brackets.append(value)
-        elif kind == "op" and value in ")]}" and brackets:
-            brackets.pop()
+    for index, kind, value, call in _walk(tokens):
         if (kind == "op" and value == "..") or kind == "unknown":
             return False
         if kind == "ident" and value == "def" and _is_recursive(tokens, index):
             return False
-        if kind == "ident" and value in UNBOUNDED and _is_call(prev, nxt, brackets):
+        if kind == "ident" and value in UNBOUNDED and call:
             return False
     return True
 
