@@ -9,8 +9,8 @@ from Debian and the npm registry; the page then uses the CDN). The checks are
 ``wmap --version`` inside, the SBOM listing exactly the runtime lock; and here also that the
 virtualenv the image runs holds no pip and no development tool, and serves the 35 built-in definitions.
 
-Skips, saying why, where buildah or mmdebstrap is not installed (Debian's packages; .ci/run
-installs them when it runs as root) or buildah cannot run containers on this machine.
+Skips, saying why, where buildah or mmdebstrap is not installed (Debian's packages; `make test`
+installs them when absent and run as root: `make image-tools`) or buildah cannot run containers here.
 Marked ``cluster`` and ``slow`` like the wheel test: the first build takes a few minutes
 (the root filesystem and buildah's layers are cached afterwards).
 """
