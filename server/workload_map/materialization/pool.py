@@ -35,6 +35,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -206,7 +207,13 @@ class ResolverPool:
         slot = self._ctx.RawArray("c", worker_module.EXPRESSION_SLOT_BYTES)
         process = self._ctx.Process(target=worker_module.main, args=(child, slot), name="wmap-resolver",
                                     daemon=True)
-        process.start()
+        # SIGTERM stays pending in the child until it has dropped the parent's Python handlers
+        # (worker.main), so a terminate() right after the start still ends it
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         child.close()
         return _Worker(process, parent, slot)
 

@@ -22,6 +22,7 @@ replaced, exactly as for a resolution.
 
 from __future__ import annotations
 
+import atexit
 import asyncio
 import itertools
 from collections.abc import Callable, Sequence
@@ -39,6 +40,7 @@ def offline_worker(timeout_s: float) -> BlockingResolver:
     worker = _OFFLINE.get(timeout_s)
     if worker is None:
         worker = _OFFLINE[timeout_s] = BlockingResolver(1, timeout_s)
+        atexit.register(worker.close)
     return worker
 
 

@@ -223,6 +223,10 @@ def main(conn: Connection, slot: Any = None) -> None:
     """
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server; it ends us
+    # a forked worker inherits its parent's Python handlers (an embedding server's SIGTERM
+    # handler would keep it alive): SIGTERM ends a worker, as multiprocessing's exit expects
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked by the parent around the fork
     limit_memory()
     if slot is not None:
         _record_expressions(slot)
