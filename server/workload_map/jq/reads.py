@@ -29,87 +29,33 @@ in a stage that receives the input gives ``None``.
 
 from __future__ import annotations
 
-import json
-import re
 
 from workload_map.jq.fastpath import parse_fast_path
+from workload_map.jq.static import UNDECODABLE, Token, lex
 
 ReadPath = tuple[str, ...]
 
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>\s+|\#[^\n]*)
-  | (?P<field>\.[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<var>\$[A-Za-z_][A-Za-z0-9_:]*)
-  | (?P<format>@[A-Za-z0-9_]+)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)
-  | (?P<number>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+)
-  | (?P<op>\?//|//=|\|=|\+=|-=|\*=|/=|%=|==|!=|<=|>=|//|\.\.|[=|,+\-*/%<>.?:;\[\](){}])
-    """,
-    re.VERBOSE,
-)
 #: Identifiers that do not read the input by themselves.
 _INERT = frozenset({"if", "then", "elif", "else", "end", "and", "or", "null", "true", "false"})
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 
-Token = tuple[str, str]
 
 
 class _Unknown(Exception):
     """The expression is outside the analysed forms."""
 
 
-def _lex(text: str, pos: int = 0, *, in_interp: bool = False) -> tuple[list[Token], int]:
-    r"""Tokens of ``text`` from ``pos``; a plain string is ``("string", its value)``.
+def _tokens(expression: str) -> list[Token]:
+    """The expression's tokens (``workload_map.jq.static.lex``).
 
-    An interpolated string is ``("istring", "")`` preceded by its ``\( ... )`` parts, each
-    lexed into parenthesised tokens (so their reads are seen).
+    Raises:
+        _Unknown: a character outside jq's syntax, an unterminated string or interpolation,
+            or a string whose escapes do not decode.
     """
-    tokens: list[Token] = []
-    depth = 0
-    while pos < len(text):
-        if text[pos] == '"':
-            pos = _string(text, pos, tokens)
-            continue
-        if in_interp and text[pos] == ")" and depth == 0:
-            return tokens, pos + 1
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            raise _Unknown(text[pos])
-        kind, value = match.lastgroup or "", match.group()
-        if kind != "ws":
-            depth += (value == "(") - (value == ")")
-            tokens.append((kind, value))
-        pos = match.end()
-    if in_interp:
-        raise _Unknown("unterminated interpolation")
-    return tokens, pos
-
-
-def _string(text: str, start: int, tokens: list[Token]) -> int:
-    """Lex the string literal at ``text[start]`` (a quote) into ``tokens``; return its end."""
-    pos, parts, interpolated = start + 1, [], False
-    while pos < len(text):
-        if text.startswith("\\(", pos):
-            inner, pos = _lex(text, pos + 2, in_interp=True)
-            tokens.extend([("op", "("), *inner, ("op", ")")])
-            interpolated = True
-        elif text[pos] == "\\":
-            parts.append(text[pos:pos + 2])
-            pos += 2
-        elif text[pos] == '"':
-            if interpolated:
-                tokens.append(("istring", ""))
-            else:
-                try:
-                    tokens.append(("string", json.loads('"' + "".join(parts) + '"')))
-                except ValueError as exc:
-                    raise _Unknown("string") from exc
-            return pos + 1
-        else:
-            parts.append(text[pos])
-            pos += 1
-    raise _Unknown("unterminated string")
+    tokens = lex(expression)
+    if any(kind == "unknown" or (kind, value) == ("string", UNDECODABLE) for kind, value in tokens):
+        raise _Unknown("not analysable")
+    return tokens
 
 
 def _stages(tokens: list[Token]) -> list[list[Token]]:
@@ -209,7 +155,7 @@ def expression_reads(expression: str) -> frozenset[ReadPath] | None:
             out.add(tuple(keys))
         return frozenset(out)
     try:
-        tokens, _ = _lex(expression)
+        tokens = _tokens(expression)
         return frozenset(_pipeline_reads(tokens)) if tokens else None
     except _Unknown:
         return None

@@ -24,6 +24,7 @@ live), ``input``/``inputs``/``debug``/``stderr``/``halt``/``halt_error`` and fri
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -49,51 +50,73 @@ _TOKEN = re.compile(
 )
 
 
-def _lex(text: str, tokens: list[tuple[str, str]], start: int = 0, *, in_interp: bool = False) -> int:
-    r"""Append ``(kind, value)`` tokens of ``text`` from ``start``; return the end index.
+Token = tuple[str, str]
+"""``(kind, value)``: kinds are the groups of ``_TOKEN``, ``string`` (value: the decoded
+literal, or ``UNDECODABLE``), ``istring`` (an interpolated string: its ``\\( ... )`` parts
+precede it as parenthesised tokens) and ``unknown`` (a character outside jq's syntax, or an
+unterminated string or interpolation)."""
 
-    Strings become one ``("string", "")`` token; their ``\( ... )`` interpolations are
-    lexed recursively into the same list (wrapped in parentheses tokens).
+UNDECODABLE = "\x00undecodable"
+"""The value of a ``string`` token whose escapes do not decode."""
+
+
+def lex(text: str) -> list[Token]:
+    """The tokens of jq source ``text`` (whitespace and comments left out); never raises.
+
+    The one jq lexer: the static checks here and the read-path analysis
+    (:mod:`workload_map.jq.reads`) both read its tokens.
     """
-    pos, depth = start, 0
+    return _lex(text, 0)[0]
+
+
+def _lex(text: str, pos: int, *, in_interp: bool = False) -> tuple[list[Token], int]:
+    tokens: list[Token] = []
+    depth = 0
     while pos < len(text):
-        ch = text[pos]
-        if ch == '"':
-            pos = _lex_string(text, pos + 1, tokens)
-            tokens.append(("string", ""))
+        if text[pos] == '"':
+            pos = _string(text, pos, tokens)
             continue
-        if in_interp and ch == ")" and depth == 0:
-            return pos + 1
+        if in_interp and text[pos] == ")" and depth == 0:
+            return tokens, pos + 1
         match = _TOKEN.match(text, pos)
         if match is None:
-            tokens.append(("unknown", ch))
+            tokens.append(("unknown", text[pos]))
             pos += 1
             continue
-        kind = match.lastgroup or "unknown"
-        value = match.group()
+        kind, value = match.lastgroup or "unknown", match.group()
         if kind != "ws":
-            if value == "(":
-                depth += 1
-            elif value == ")":
-                depth -= 1
+            depth += (value == "(") - (value == ")")
             tokens.append((kind, value))
         pos = match.end()
-    return pos
+    if in_interp:
+        tokens.append(("unknown", ""))  # unterminated interpolation
+    return tokens, pos
 
 
-def _lex_string(text: str, pos: int, tokens: list[tuple[str, str]]) -> int:
+def _string(text: str, start: int, tokens: list[Token]) -> int:
+    """Lex the string literal at ``text[start]`` (a quote) into ``tokens``; return its end."""
+    pos, parts, interpolated = start + 1, [], False
     while pos < len(text):
-        ch = text[pos]
-        if ch == "\\" and text.startswith("\\(", pos):
-            tokens.append(("op", "("))
-            pos = _lex(text, tokens, pos + 2, in_interp=True)
-            tokens.append(("op", ")"))
-        elif ch == "\\":
+        if text.startswith("\\(", pos):
+            inner, pos = _lex(text, pos + 2, in_interp=True)
+            tokens.extend([("op", "("), *inner, ("op", ")")])
+            interpolated = True
+        elif text[pos] == "\\":
+            parts.append(text[pos:pos + 2])
             pos += 2
-        elif ch == '"':
+        elif text[pos] == '"':
+            if interpolated:
+                tokens.append(("istring", ""))
+            else:
+                try:
+                    tokens.append(("string", json.loads('"' + "".join(parts) + '"')))
+                except ValueError:
+                    tokens.append(("string", UNDECODABLE))
             return pos + 1
         else:
+            parts.append(text[pos])
             pos += 1
+    tokens.append(("unknown", ""))  # unterminated string
     return pos
 
 
@@ -103,8 +126,7 @@ def forbidden_constructs(expression: str) -> list[str]:
     Each reason uses upstream's wording, e.g. ``del function is not allowed``. A name is
     reported once per distinct reason, in order of first appearance.
     """
-    tokens: list[tuple[str, str]] = []
-    _lex(expression, tokens)
+    tokens = lex(expression)
     reasons: list[str] = []
     for _, kind, value, call in _walk(tokens):
         reason = None
@@ -176,8 +198,7 @@ def is_bounded(expression: str) -> bool:
     resolves definitions whose every expression is bounded in its own process, without
     the time budget of a worker process (``workload_map.materialization.inline``).
     """
-    tokens: list[tuple[str, str]] = []
-    _lex(expression, tokens)
+    tokens = lex(expression)
     for index, kind, value, call in _walk(tokens):
         if (kind == "op" and value == "..") or kind == "unknown":
             return False
