@@ -14,11 +14,19 @@ from workload_map.jq.fastpath import parse_fast_path
 
 SIMPLE = [".", ".a", ".a.b", '.a["k"]', '.a["x/y"].b', ".a[]", ".a[].b", ".a[0]", ".a[-1]", ".a // 1",
           '.a.b // "0"', ".a[].b // null", ".a | .b", ".a[] | .b", '."a"', ".a // .b", ".a // .b // 3"]
-NOT_SIMPLE = [".a | .b // 1", ".a + 1", "[.a]", ".a?", '.a["x|y"]', "{a}", ".a[1:2]", ".. ", "$x", ".a, .b"]
+WIDER = [".a | .b // 1", ".a + 1", "[.a]", ".a?", '.a["x|y"]', "{a}", ".a[1:2]", ".a, .b", '"\\(.a)-x"',
+         "if .a then 1 else 2 end", ".a as $x | $x", "def f($y): $y + 1; f(.a)", "[.a[]? | select(. != null)]"]
+NOT_SIMPLE = [".. ", "$x", "reduce .[] as $x (0; . + $x)", ".a | sub(\"x\"; \"y\")", ".a % 2", "-(.a)", "1.5",
+              "def f: f; f", ".a | @base64", "try .a catch 1", ".a |= 1", "{(.a): 1} | tojson", ".a[", "..a"]
 
 
 @pytest.mark.parametrize("expression", SIMPLE)
 def test_simple_paths_take_the_fast_path(expression: str) -> None:
+    assert parse_fast_path(expression) is not None
+
+
+@pytest.mark.parametrize("expression", WIDER)
+def test_wider_expressions_take_the_pure_path(expression: str) -> None:
     assert parse_fast_path(expression) is not None
 
 

@@ -7,8 +7,9 @@ is the whole input (``. as $root``, a bare ``.``).
 
 Two forms are analysed, anything else is ``None``:
 
-* the plain navigation of ``workload_map.jq.fastpath`` (``.a.b["c"] // .d // 1``): each
-  alternative's path up to its first index or iteration;
+* plain navigation (``workload_map.jq.fastpath.navigation_paths`` of the one parser,
+  ``workload_map.jq.parse``: ``.a.b["c"] // .d // 1``): each alternative's path up to its
+  first index or iteration;
 * a pipeline ``S1 | S2 | ...`` (split at the top level only) where each stage that still
   receives the input itself is one of: a navigation path (it reads that subtree; later
   stages receive a part of it, so whatever they do reads nothing else of the input),
@@ -30,7 +31,8 @@ in a stage that receives the input gives ``None``.
 from __future__ import annotations
 
 
-from workload_map.jq.fastpath import parse_fast_path
+from workload_map.jq.fastpath import navigation_paths
+from workload_map.jq.parse import parse
 from workload_map.jq.static import UNDECODABLE, Token, lex
 
 ReadPath = tuple[str, ...]
@@ -53,7 +55,7 @@ def _tokens(expression: str) -> list[Token]:
             or a string whose escapes do not decode.
     """
     tokens = lex(expression)
-    if any(kind == "unknown" or (kind, value) == ("string", UNDECODABLE) for kind, value in tokens):
+    if any(kind == "unknown" or (kind in ("string", "strpart") and value == UNDECODABLE) for kind, value in tokens):
         raise _Unknown("not analysable")
     return tokens
 
@@ -143,15 +145,16 @@ def _pipeline_reads(tokens: list[Token]) -> set[ReadPath]:
 
 def expression_reads(expression: str) -> frozenset[ReadPath] | None:
     """The read paths of ``expression`` (module docstring), or None for "the whole input"."""
-    fast = parse_fast_path(expression)
-    if fast is not None:
+    tree = parse(expression)
+    alternatives = None if tree is None else navigation_paths(tree)
+    if alternatives is not None:
         out: set[ReadPath] = set()
-        for steps in fast.pipelines:
+        for steps in alternatives:
             keys: list[str] = []
-            for op, arg in steps:
-                if op != 0:  # fastpath's field step; an index or iteration ends the exact path
+            for step in steps:
+                if step[0] != "field":  # an index or iteration ends the exact path
                     break
-                keys.append(arg)
+                keys.append(step[1])
             out.add(tuple(keys))
         return frozenset(out)
     try:

@@ -52,8 +52,9 @@ _TOKEN = re.compile(
 
 Token = tuple[str, str]
 """``(kind, value)``: kinds are the groups of ``_TOKEN``, ``string`` (value: the decoded
-literal, or ``UNDECODABLE``), ``istring`` (an interpolated string: its ``\\( ... )`` parts
-precede it as parenthesised tokens) and ``unknown`` (a character outside jq's syntax, or an
+literal, or ``UNDECODABLE``), an interpolated string as ``istart``, then its literal
+fragments (``strpart``, decoded like ``string``) alternating with its ``\\( ... )`` parts as
+parenthesised tokens, then ``istring``, and ``unknown`` (a character outside jq's syntax, or an
 unterminated string or interpolation)."""
 
 UNDECODABLE = "\x00undecodable"
@@ -95,29 +96,38 @@ def _lex(text: str, pos: int, *, in_interp: bool = False) -> tuple[list[Token], 
 
 def _string(text: str, start: int, tokens: list[Token]) -> int:
     """Lex the string literal at ``text[start]`` (a quote) into ``tokens``; return its end."""
-    pos, parts, interpolated = start + 1, [], False
+    pos, interpolated, first = start + 1, False, len(tokens)
+    parts: list[str] = []
     while pos < len(text):
         if text.startswith("\\(", pos):
+            tokens.append(("strpart", _decoded(parts)))
             inner, pos = _lex(text, pos + 2, in_interp=True)
             tokens.extend([("op", "("), *inner, ("op", ")")])
-            interpolated = True
+            interpolated, parts = True, []
         elif text[pos] == "\\":
             parts.append(text[pos:pos + 2])
             pos += 2
         elif text[pos] == '"':
             if interpolated:
-                tokens.append(("istring", ""))
+                tokens.insert(first, ("istart", ""))
+                tokens.extend([("strpart", _decoded(parts)), ("istring", "")])
             else:
-                try:
-                    tokens.append(("string", json.loads('"' + "".join(parts) + '"')))
-                except ValueError:
-                    tokens.append(("string", UNDECODABLE))
+                tokens.append(("string", _decoded(parts)))
             return pos + 1
         else:
             parts.append(text[pos])
             pos += 1
     tokens.append(("unknown", ""))  # unterminated string
     return pos
+
+
+def _decoded(parts: list[str]) -> str:
+    """The value of the literal characters ``parts`` of a string, or :data:`UNDECODABLE`."""
+    try:
+        value: str = json.loads('"' + "".join(parts) + '"')
+    except ValueError:
+        return UNDECODABLE
+    return value
 
 
 def forbidden_constructs(expression: str) -> list[str]:
