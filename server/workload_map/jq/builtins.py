@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from workload_map.jq import values as jv
-from workload_map.jq.values import Double, GiveUp, JqError, Literal, Object, truthy
+from workload_map.jq.values import Array, Double, GiveUp, JqError, Literal, Object, truthy
 
 Env = dict[Any, Any]
 """Variables by name and ``def`` functions by ``(name, arity)``."""
@@ -98,7 +98,7 @@ def _tonumber(value: Any) -> Any:
 def _to_entries(value: Any) -> Any:
     if not isinstance(value, dict):
         raise GiveUp("to_entries of a non-object")
-    return [Object(key=k, value=value[k]) for k in jv.iteration_keys(value)]
+    return Array(Object(key=k, value=value[k]) for k in jv.iteration_keys(value))
 
 
 def _end(value: Any, at: int) -> Any:
@@ -164,7 +164,7 @@ def _select(condition: Eval) -> Eval:
 
 
 def _map(function: Eval) -> Eval:
-    return lambda inp, env: ([jv.element(out) for item in _values(inp) for out in function(item, env)],)
+    return lambda inp, env: (Array(jv.element(out) for item in _values(inp) for out in function(item, env)),)
 
 
 def _any_of(generator: Eval, condition: Eval, *, every: bool) -> Eval:

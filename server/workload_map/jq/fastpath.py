@@ -27,7 +27,7 @@ from workload_map.jq import values as jv
 from workload_map.jq.builtins import BUILTINS as _BUILTINS
 from workload_map.jq.builtins import Env, Eval
 from workload_map.jq.parse import Node, parse
-from workload_map.jq.values import GiveUp, JqError, Object, truthy
+from workload_map.jq.values import Array, GiveUp, JqError, Object, truthy
 
 
 class _Refused(Exception):
@@ -289,9 +289,9 @@ def _conditional(node: Node, scope: frozenset[Any]) -> Eval:
 
 def _array(node: Node, scope: frozenset[Any]) -> Eval:
     if node[1] is None:
-        return lambda inp, env: ([],)
+        return lambda inp, env: (Array(),)
     body = _compile(node[1], scope)
-    return lambda inp, env: ([jv.element(v) for v in body(inp, env)],)
+    return lambda inp, env: (Array(jv.element(v) for v in body(inp, env)),)
 
 
 def _object(node: Node, scope: frozenset[Any]) -> Eval:

@@ -10,8 +10,9 @@ print numbers as jq does:
   scientific form (``1.1e-05`` -> ``0.000011``, ``1e16`` -> ``1E+16``): Python's
   ``decimal`` implements the same specification (General Decimal Arithmetic).
 
-Objects an expression builds are :class:`Object` (jq keeps their insertion order); objects
-of the input are plain dicts, which jq sees with sorted keys (``Document.text``).
+Objects an expression builds are :class:`Object` (jq keeps their insertion order), arrays
+:class:`Array`; objects of the input are plain dicts, which jq sees with sorted keys
+(``Document.text``).
 
 :class:`GiveUp` means "not sure to match jq here" (the caller runs C jq); :class:`JqError`
 means jq certainly raises here (a ``?`` suppresses it; uncaught, the caller runs C jq for
@@ -55,6 +56,12 @@ class Literal(float):
 
 class Object(dict[str, Any]):
     """An object built by the expression: jq iterates it in insertion order."""
+
+    __slots__ = ()
+
+
+class Array(list[Any]):
+    """An array built by the expression (its numbers are handed back as the binding gives them)."""
 
     __slots__ = ()
 
@@ -144,7 +151,7 @@ def add(a: Any, b: Any) -> Any:
     if ka == kb == 4:
         return a + b
     if ka == kb == 5:
-        return a + b
+        return Array(a + b)
     if ka == kb == 6:
         merged = Object()
         for key in iteration_keys(a):
@@ -159,7 +166,7 @@ def arithmetic(op: str, a: Any, b: Any) -> Any:
     """Jq's ``- * /`` on numbers (other operand types are left to C jq)."""
     if kind(a) != 3 or kind(b) != 3:
         if op == "-" and kind(a) == 5 and kind(b) == 5:
-            return [x for x in a if not any(equal(x, y) for y in b)]
+            return Array(x for x in a if not any(equal(x, y) for y in b))
         raise GiveUp(f"{op} on non-numbers")
     x, y = float(number(a)), float(number(b))
     if op == "-":
@@ -242,9 +249,17 @@ def shortest(value: float) -> str:
 
 
 def output(value: Any) -> Any:
-    """A value as the ``jq`` binding hands it back: integral numbers as ``int``."""
+    """A value as the ``jq`` binding hands it back: integral numbers as ``int``.
+
+    Arrays and objects the expression built are rebuilt as plain ones with their numbers
+    handed back so; subtrees of the input are returned as they are.
+    """
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
+    if type(value) is Object:
+        return {k: output(v) for k, v in value.items()}
+    if type(value) is Array:
+        return [output(v) for v in value]
     if isinstance(value, float):
         if not math.isfinite(value):
             raise GiveUp("non-finite")
