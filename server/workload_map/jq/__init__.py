@@ -1,7 +1,8 @@
 """JQ ENGINE: the only importer of the ``jq`` package.
 
 Owns compilation (cached), evaluation with caps, gojq-compatible input ordering,
-the pure-Python fast path for simple paths, static checks of forbidden constructs,
+the pure-Python path for the jq the catalog uses (``fastpath``, ``parse``, ``values``,
+``builtins``), static checks of forbidden constructs,
 and the measurement of the registration trial (run as jobs of the resolver workers). Imports nothing from
 ``server`` but ``workload_map.errors``.
 """

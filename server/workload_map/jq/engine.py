@@ -157,14 +157,17 @@ class JqProgram:
     Build with :func:`compile_program` (cached). Evaluation never raises anything but
     :class:`~workload_map.errors.JqEvaluationError`.
 
-    A simple path (the fast-path grammar, a subset of jq's syntax) is not handed to the C
-    library until an evaluation needs it (the fast path defers to jq on inputs it does not
-    cover): compiling costs 1.5-3 ms a program, most of a one-shot command's budget,
-    while most simple paths are never evaluated by jq at all.
+    An expression of the pure-Python subset (:mod:`workload_map.jq.fastpath`: navigation,
+    pipes, ``select``/``map``/``any``, ``//``, comparisons, arithmetic, ``if``, string
+    building, ``as``/``def``...) is not handed to the C library until an evaluation needs it
+    (the pure path defers to jq on inputs it cannot answer exactly, errors included):
+    compiling costs 1.5-3 ms a program, most of a one-shot command's budget, while such
+    expressions are almost never evaluated by jq at all. The subset's parser refuses what
+    jq refuses, so a syntax error is still reported when the expression is checked.
 
     Attributes:
         expression: the source text.
-        fast: the pure-Python evaluator when the expression is a simple path, else None.
+        fast: the pure-Python evaluator when the expression is in the subset, else None.
 
     Raises:
         JqCompileError: the expression does not parse or compile.

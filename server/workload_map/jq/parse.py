@@ -330,6 +330,8 @@ class _Parser:
             elif (kind, value) == ("op", "("):
                 key = self.pipe()
                 self.expect("op", ")")
+                if key[0] == "lit" and not isinstance(key[1], str):
+                    raise _Refused("a constant key that is not a string")  # jq refuses it when compiling
             elif kind == "var" and value not in ("$ENV", "$__loc__", "$__prog_args") and not self.at("op", ":"):
                 entries.append((("lit", value[1:]), ("var", value[1:])))
                 key = ()
