@@ -262,6 +262,8 @@ def output(value: Any) -> Any:
         return [output(v) for v in value]
     if isinstance(value, float):
         if not math.isfinite(value):
+            if type(value) is float:
+                return value  # the input's own value, handed back as plain paths always did
             raise GiveUp("non-finite")
         return int(value) if value.is_integer() else float(value)
     if isinstance(value, int):
