@@ -22,11 +22,12 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from .clusterkit import (RBAC_KINDS, Resources, access, as_user, can_watch, request_token, service_account_user,
                          wait_rbac)
 from .helm import CHART_DIR, run_helm, template
-from .kinds import GVK, KARTA, POD, guess_plural, watched_gvks
+from .kinds import CATALOG_DIR, GVK, KARTA, POD, guess_plural, watched_gvks
 from .rbac import expected_rules
 
 pytestmark = pytest.mark.cluster
@@ -186,8 +187,10 @@ def test_writes_outside_the_role_are_refused(admin: httpx.Client, release: Any, 
                                    "metadata": {"name": "x.example.com"}}, headers=sa, params={"dryRun": "All"})
     assert r.status_code == 403, r.text
     # registration writes Kartas: allowed (dry run, nothing stored)
-    karta = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": f"k-{rel.name}"},
-             "spec": {"structureDefinition": {"rootComponent": {"name": "x"}}}}
+    # the catalog's JobSet spec: valid under the chart's Karta CRD and under a looser one another
+    # test may have installed (the test is about RBAC, not validation)
+    spec = yaml.safe_load((CATALOG_DIR / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())["spec"]
+    karta = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": f"k-{rel.name}"}, "spec": spec}
     r = admin.post("/apis/run.ai/v1alpha1/kartas", json=karta, headers=sa, params={"dryRun": "All"})
     assert r.status_code == 201, r.text
     # auth.mode=kubernetes: the caller checks are allowed
@@ -303,7 +306,9 @@ def test_allow_registration_false_refuses_karta_writes(admin: httpx.Client, rele
         assert access(admin, sa, verb, "run.ai", "kartas"), f"{verb} kartas should stay allowed"
     for verb in ("create", "update", "delete", "patch"):
         assert not access(admin, sa, verb, "run.ai", "kartas"), f"{verb} kartas should be denied"
-    karta = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": f"k-{rel.name}"},
-             "spec": {"structureDefinition": {"rootComponent": {"name": "x"}}}}
+    # the catalog's JobSet spec: valid under the chart's Karta CRD and under a looser one another
+    # test may have installed (the test is about RBAC, not validation)
+    spec = yaml.safe_load((CATALOG_DIR / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())["spec"]
+    karta = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": f"k-{rel.name}"}, "spec": spec}
     r = admin.post("/apis/run.ai/v1alpha1/kartas", json=karta, headers=sa, params={"dryRun": "All"})
     assert r.status_code == 403, r.text
