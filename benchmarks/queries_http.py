@@ -167,6 +167,19 @@ def measure(servers: list[Server], ids: list[tuple[str | None, str, str, str]], 
             "gpu_summary": _loop(servers, summary, max_count=max_count, max_seconds=max_seconds)}
 
 
+def table(doc: dict[str, Any]) -> str:
+    """The figures as a Markdown table: one row per figure and server."""
+    rows = [f"{doc['workloads']} workloads, load average {' '.join(doc['loadavg_before'])} -> "
+            f"{' '.join(doc['loadavg_after'])}", "",
+            "| figure | server | p50 ms | p99 ms | min ms | n | server CPU s | mismatches |", "|---|---|---|---|---|---|---|---|"]
+    for name in ("one_workload", "page_of_100", "gpu_summary"):
+        for s in doc[name]["servers"]:
+            ms = s["ms"]
+            rows.append(f"| {name} | {s['path']} | {ms['median']} | {ms['p99']} | {ms['min']} | {ms['n']} | "
+                        f"{s['server_cpu_s']} | {doc[name]['mismatches']} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.queries_http")
     parser.add_argument("mode", nargs="?", default="measure", choices=("measure", "serve"))
@@ -190,8 +203,10 @@ def main(argv: list[str] | None = None) -> None:
         ready = time.perf_counter() - t0
         load_before = Path("/proc/loadavg").read_text().split()[:3]
         figures = measure(servers, ids, max_count=args.max_count, max_seconds=args.max_seconds)
-        print(json.dumps({"workloads": args.workloads, "ready_s": round(ready, 1), "loadavg_before": load_before,
-                          "loadavg_after": Path("/proc/loadavg").read_text().split()[:3], **figures}, indent=1))
+        doc = {"workloads": args.workloads, "ready_s": round(ready, 1), "loadavg_before": load_before,
+               "loadavg_after": Path("/proc/loadavg").read_text().split()[:3], **figures}
+        print(json.dumps(doc))
+        print(table(doc))
     finally:
         for s in servers:
             s.stop()

@@ -257,14 +257,14 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, *, operation_n
     if held is None or held[0] is not document or held[1] is not schema:
         try:
             priced: int | QueryRefused = _price(schema, document, operation_name, given, limits)
-        except QueryRefused as refused:
-            priced = refused
+        except QueryRefused as exc:
+            priced = exc
         if len(_PRICED) >= MAX_PRICED:
             _PRICED.clear()
         held = _PRICED[key] = (document, schema, priced)
     if isinstance(held[2], QueryRefused):
-        refused = held[2]
-        raise QueryRefused(refused.code, str(refused), **{k: v for k, v in refused.extensions.items() if k != "code"})
+        first = held[2]
+        raise QueryRefused(first.code, str(first), **{k: v for k, v in first.extensions.items() if k != "code"})
     return held[2]
 
 
