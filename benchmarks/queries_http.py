@@ -28,6 +28,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -180,6 +181,10 @@ def table(doc: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def _exit(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.queries_http")
     parser.add_argument("mode", nargs="?", default="measure", choices=("measure", "serve"))
@@ -194,6 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     from benchmarks.generator import generate
 
+    signal.signal(signal.SIGTERM, _exit)  # a terminated measurement still stops its servers (finally below)
     ids = generate(args.workloads, seed=args.seed).identities()
     servers = [Server(path, args.workloads, args.seed) for path in args.server_path or ["-"]]
     try:
