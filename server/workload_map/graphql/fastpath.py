@@ -28,8 +28,10 @@ subtree, is handed to graphql-core whole, which then produces the answer and the
 always did (the reads are pure, so reading twice changes nothing). So fast fields never
 report errors: answers and errors are the same byte for byte, keys in selection order.
 With a schema extension that wraps resolvers (a middleware), nothing is planned. The stop
-event (``workload_map.graphql.stopping``) is checked before every object graphql-core
-hands over; a planned subtree is bounded by the cost limit (``workload_map.graphql.cost``).
+event (``workload_map.graphql.stopping``) is checked before every field graphql-core
+executes; a planned subtree runs to its end, bounded by the cost limit
+(``workload_map.graphql.cost``): a page of 500 workloads with roles and instances is a few
+tens of ms of it.
 """
 
 from __future__ import annotations
