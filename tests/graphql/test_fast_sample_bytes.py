@@ -53,6 +53,7 @@ async def test_planned_and_plain_execution_give_the_same_bytes(monkeypatch: pyte
     from workload_map.kube.snapshot import SnapshotReader
 
     assert schema.execution_context_class is FastExecution
+    monkeypatch.setattr(fastpath, "_PLANS", {})  # only this test's plans (checked at the end)
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(state_dir=Path(tmp) / "state",
                             resolver=ResolverSettings(workers=1, timeout_s=120.0, quarantine_after=1000))
@@ -69,10 +70,14 @@ async def test_planned_and_plain_execution_give_the_same_bytes(monkeypatch: pyte
                 again = await bodies(client, asked)
     assert [i for i, (a, b) in enumerate(zip(fast, plain)) if a != b] == []
     assert fast == again
-    # and the fast answers were planned: the page's object fields (replicas, gpu, roles...) too
-    planned = [node.name.value for parent, node, found in fastpath._PLANS.values()
-               if found is not None and parent.name == "Workload"]
-    assert {"replicas", "gpu", "roles", "name", "phase"} <= set(planned)
+    # and the fast answers were planned: a page's object fields (replicas, gpu) too, and a
+    # pod's workload with its roles whole (no field of it takes info); roles selecting pods
+    # (info: the caller's pod access) stay graphql-core's
+    planned = {(parent.name, node.name.value) for parent, node, found in fastpath._PLANS.values()
+               if found is not None}
+    assert {("Workload", "replicas"), ("Workload", "gpu"), ("Workload", "name"), ("Workload", "phase"),
+            ("PodWorkload", "workload")} <= planned
+    assert ("Workload", "roles") not in planned
     # real answers: the sample's 141 workloads in pages of 50, the llm-pretrain JobSet's
     # 3 pods of 4 GPUs each allocated (12), and no question answered with errors
     first = json.loads(fast[0])["data"]["workloads"]
