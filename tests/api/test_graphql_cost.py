@@ -10,7 +10,7 @@ import httpx
 import pytest
 from graphql import parse
 
-from workload_map.graphql.cost import DEFAULT_MAX_COST, CostLimits, operation_cost
+from workload_map.graphql.cost import DEFAULT_MAX_COST, CostLimits, QueryRefused, operation_cost
 from workload_map.graphql.schema import schema
 from workload_map.app import create_app
 from workload_map.cli.live import serve_settings
@@ -131,6 +131,9 @@ def test_variables_are_priced_as_execution_coerces_them() -> None:
     assert operation_cost(schema._schema, document, variables={"n": 500.0, "m": 250}) == 501 + 251
     # 500.5 does not coerce (execution refuses the operation): priced at the default 1
     assert operation_cost(schema._schema, document, variables={"n": 500.5}) == 2 + 101
+    # the same document object again (as the parser cache hands it): the same prices
+    assert operation_cost(schema._schema, document, variables={"n": 500.0}) == 501 + 101
+    assert operation_cost(schema._schema, document, variables={"n": 500.5}) == 2 + 101
 
 
 async def test_cycles_repeats_and_operation_names(client: httpx.AsyncClient) -> None:
@@ -157,3 +160,14 @@ def test_budget_flag_and_environment() -> None:
     assert serve_settings(args, {}).http.graphql_max_cost == 100_000
     with pytest.raises(InvalidRequest, match="WMAP_GRAPHQL_MAX_COST='lots' is not valid"):
         serve_settings(args, {"WMAP_GRAPHQL_MAX_COST": "lots"})
+
+
+def test_a_priced_document_is_refused_again_with_the_same_figures() -> None:
+    document = parse("query Q($after: String) { workloads(first: 100, after: $after) { nodes { name } } }")
+    limits = CostLimits(max_cost=150)
+    for after in (None, "x", "y"):  # no page size from a variable: one price for every cursor
+        with pytest.raises(QueryRefused) as refused:
+            operation_cost(schema._schema, document, variables={"after": after}, limits=limits)
+        # 1 + 100 * (nodes 1 + name 1) = 201 > 150
+        assert refused.value.extensions == {"code": "QUERY_TOO_EXPENSIVE", "cost": 201, "limit": 150}
+    assert operation_cost(schema._schema, document, variables={"after": "z"}) == 201

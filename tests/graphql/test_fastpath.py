@@ -14,6 +14,8 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from graphql import parse
+
 from workload_map.graphql.fastpath import FastExecution, plan
 from workload_map.graphql.stopping import StoppableExecution
 
@@ -94,9 +96,44 @@ def test_a_null_for_a_non_null_leaf_gets_graphql_cores_error() -> None:
     assert [e["path"] for e in got["errors"]] == [["items", 1, "required"]]
 
 
-def test_only_pure_leaves_are_planned() -> None:
+def planned(query: str) -> list[str]:
+    """Response names of the ``items`` selection that are planned (not left to graphql-core)."""
     schema = strawberry.Schema(query=Query)
     item = schema._schema.type_map["Item"]
-    # name, size, colour: plain attributes; doubled, required: resolvers of self alone.
-    # scaled (an argument), contextName (info) and child (an object) stay with graphql-core.
-    assert sorted(plan(item)) == ["colour", "doubled", "name", "required", "size"]
+    document = parse(query)
+    items = document.definitions[0].selection_set.selections[0]  # type: ignore[attr-defined]
+    return [(n.alias or n.name).value for n in items.selection_set.selections if plan(item, n) is not None]
+
+
+def test_only_pure_fields_are_planned() -> None:
+    # name, size, colour: plain attributes; doubled, required: resolvers of self alone;
+    # child: an object whose selection is planned. scaled (an argument) and contextName
+    # (info) stay with graphql-core, and so does a child selecting either.
+    assert planned(QUERY) == ["doubled", "n", "colour", "name", "child"]
+    assert planned("{ items { child { name contextName } child2: child { size } } }") == ["child2"]
+    # a fragment, a directive or a response name twice inside the selection: not planned
+    assert planned("{ items { child { ...F } } } fragment F on Item { name }") == []
+    assert planned("{ items { child { name @include(if: true) } } }") == []
+    assert planned("{ items { child { name name } } }") == []
+
+
+def test_a_planned_object_that_cannot_complete_is_graphql_cores() -> None:
+    # a-child has no `required` (non-null): the planned `child` falls back whole, and
+    # graphql-core nulls the nullable child of items[0] with one error at its path.
+    query = "{ items { name child { __typename name required } } }"
+    fast = answer(FastExecution, query)
+    assert fast == answer(StoppableExecution, query)
+    got = json.loads(fast)
+    assert got["data"]["items"] == [{"name": "a", "child": None}, {"name": "b", "child": None}]
+    assert [e["path"] for e in got["errors"]] == [["items", 0, "child", "required"]]
+
+
+def test_typename_and_nested_objects_are_the_same() -> None:
+    query = "{ items { __typename child { __typename size child { name colour } } } }"
+    fast = answer(FastExecution, query)
+    assert fast == answer(StoppableExecution, query)
+    # a (size 1) -> a-child (size 2) -> a-child-child (size 3, BLUE); b has no child
+    assert json.loads(fast)["data"]["items"] == [
+        {"__typename": "Item", "child": {"__typename": "Item", "size": 2,
+                                         "child": {"name": "a-child-child", "colour": "BLUE"}}},
+        {"__typename": "Item", "child": None}]

@@ -207,9 +207,41 @@ def coerced_variables(schema: GraphQLSchema, operation: OperationDefinitionNode,
     return values.coerced if isinstance(values, VariableValues) else variables
 
 
+MAX_PRICED = 256
+"""Prices kept (:func:`operation_cost`); beyond, the table restarts."""
+
+_PRICED: dict[tuple[Any, ...], tuple[DocumentNode, GraphQLSchema, int | QueryRefused]] = {}
+_FIRST_VARIABLES: dict[int, tuple[DocumentNode, frozenset[str]]] = {}
+
+
+def first_variables(document: DocumentNode) -> frozenset[str]:
+    """Names of the variables given as a ``first`` argument anywhere in ``document``."""
+    found = _FIRST_VARIABLES.get(id(document))
+    if found is not None and found[0] is document:
+        return found[1]
+    names: set[str] = set()
+    stack = [d.selection_set for d in document.definitions if hasattr(d, "selection_set")]
+    while stack:
+        node = stack.pop()
+        for item in node.selections if node is not None else ():
+            for argument in getattr(item, "arguments", None) or ():
+                if argument.name.value == "first" and isinstance(argument.value, VariableNode):
+                    names.add(argument.value.name.value)
+            if getattr(item, "selection_set", None) is not None:
+                stack.append(item.selection_set)
+    if len(_FIRST_VARIABLES) >= MAX_PRICED:
+        _FIRST_VARIABLES.clear()
+    _FIRST_VARIABLES[id(document)] = (document, frozenset(names))
+    return frozenset(names)
+
+
 def operation_cost(schema: GraphQLSchema, document: DocumentNode, *, operation_name: str | None = None,
                    variables: Mapping[str, Any] | None = None, limits: CostLimits = CostLimits()) -> int:
     """The fragment-expanded field count of the operation that would run (see module doc).
+
+    Priced once per (document, operation name, limits) and, when a variable gives a page
+    size (``first: $n``), per the variables' values (their coercion decides the price):
+    the documents come from the parser cache, so a repeated query is not walked again.
 
     Returns:
         The cost (saturated at 10^18); 0 when no operation is selected.
@@ -218,6 +250,27 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, *, operation_n
         QueryRefused: over a limit (cost, spreads, repeats, cycles, operation name); the
             message states the figure and the limit.
     """
+    given = variables or {}
+    values = tuple(sorted((k, repr(v)) for k, v in given.items())) if first_variables(document) else ()
+    key = (id(document), id(schema), operation_name, limits, values)
+    held = _PRICED.get(key)
+    if held is None or held[0] is not document or held[1] is not schema:
+        try:
+            priced: int | QueryRefused = _price(schema, document, operation_name, given, limits)
+        except QueryRefused as exc:
+            priced = exc
+        if len(_PRICED) >= MAX_PRICED:
+            _PRICED.clear()
+        held = _PRICED[key] = (document, schema, priced)
+    if isinstance(held[2], QueryRefused):
+        first = held[2]
+        raise QueryRefused(first.code, str(first), **{k: v for k, v in first.extensions.items() if k != "code"})
+    return held[2]
+
+
+def _price(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None,
+           variables: Mapping[str, Any], limits: CostLimits) -> int:
+    """:func:`operation_cost` without the table."""
     spreads = spread_count(document)
     if spreads > limits.max_spreads:
         raise QueryRefused("TOO_MANY_FRAGMENT_SPREADS", f"the document holds {spreads} fragment spreads; the limit "
@@ -226,7 +279,7 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, *, operation_n
     if operation is None:
         return 0
     root = schema.get_root_type(operation.operation)
-    coerced = coerced_variables(schema, operation, variables or {})
+    coerced = coerced_variables(schema, operation, variables)
     cost, _ = _Pricer(schema, document, operation, coerced, limits).selection(operation.selection_set, root, 1)
     if cost > limits.max_cost:
         shown = f"{cost:,}" if cost < _CAP else f"more than {_CAP:,}"
