@@ -83,28 +83,31 @@ def lenient_reader(paths: Sequence[str]) -> tuple[SnapshotReader, list[str]]:
     """A reader over the readable documents of ``paths``, and a message per broken one.
 
     ``workload_map.kube.documents`` rules: every document is read on its own; a broken one is
-    reported with its position and skipped.
+    reported with its position and skipped. Objects are trimmed one at a time as they are
+    read (``SnapshotReader`` consumes :func:`~workload_map.kube.documents.iter_documents`),
+    so a big dump is never held decoded whole.
 
     Raises:
         SnapshotError: a file cannot be read at all.
     """
-    import tempfile
-
-    from workload_map.kube.documents import read_documents
     from workload_map.kube.snapshot import SnapshotReader
 
-    objects: list[dict[str, Any]] = []
     problems: list[str] = []
-    for path in paths:
-        if path == STDIN:
-            with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
-                (Path(directory) / "stdin.yaml").write_text(stdin_text(), encoding="utf-8")
-                found, bad = read_documents(Path(directory) / "stdin.yaml", shown=STDIN_NAME)
-        else:
-            found, bad = read_documents(path)
-        objects += found
-        problems += bad
-    return SnapshotReader(objects), problems
+    return SnapshotReader(obj for path in paths for obj in _lenient_objects(path, problems)), problems
+
+
+def _lenient_objects(path: str, problems: list[str]) -> Iterator[dict[str, Any]]:
+    """The objects of ``path`` (``-``: standard input), broken documents reported in ``problems``."""
+    from workload_map.kube.documents import iter_documents
+
+    if path != STDIN:
+        yield from iter_documents(path, problems)
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
+        (Path(directory) / "stdin.yaml").write_text(stdin_text(), encoding="utf-8")
+        yield from iter_documents(Path(directory) / "stdin.yaml", problems, shown=STDIN_NAME)
 
 
 def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
