@@ -79,37 +79,6 @@ def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
     return SnapshotReader(obj for path in paths for obj in (_stdin_objects() if path == STDIN else iter_objects(path)))
 
 
-def lenient_reader(paths: Sequence[str]) -> tuple[SnapshotReader, list[str]]:
-    """A reader over the readable documents of ``paths``, and a message per broken one.
-
-    ``workload_map.kube.documents`` rules: every document is read on its own; a broken one is
-    reported with its position and skipped. Objects are trimmed one at a time as they are
-    read (``SnapshotReader`` consumes :func:`~workload_map.kube.documents.iter_documents`),
-    so a big dump is never held decoded whole.
-
-    Raises:
-        SnapshotError: a file cannot be read at all.
-    """
-    from workload_map.kube.snapshot import SnapshotReader
-
-    problems: list[str] = []
-    return SnapshotReader(obj for path in paths for obj in _lenient_objects(path, problems)), problems
-
-
-def _lenient_objects(path: str, problems: list[str]) -> Iterator[dict[str, Any]]:
-    """The objects of ``path`` (``-``: standard input), broken documents reported in ``problems``."""
-    from workload_map.kube.documents import iter_documents
-
-    if path != STDIN:
-        yield from iter_documents(path, problems)
-        return
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
-        (Path(directory) / "stdin.yaml").write_text(stdin_text(), encoding="utf-8")
-        yield from iter_documents(Path(directory) / "stdin.yaml", problems, shown=STDIN_NAME)
-
-
 def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
     """``paths`` with ``-`` replaced by a file holding standard input.
 
