@@ -2,12 +2,13 @@
 
 A small input is read once and resolved whole. A big one (more than :data:`GROUP_OBJECTS`
 namespaced objects) is not held at once: the first pass reads every document (and reports
-the broken ones) but keeps only the cluster-scoped objects, counting the others per
-namespace; then the namespaces, in sorted order, are cut into groups of at most
-:data:`GROUP_OBJECTS` objects (a bigger namespace is a group of its own), and for each
-group the files are read again keeping that group's objects, its workloads are resolved and
-printed, and its objects removed (their views go with them). Peak memory is then one
-group's objects and views plus the cluster-scoped objects, whatever the input's size.
+the broken ones), keeps the cluster-scoped objects and sets the namespaced ones aside in a
+temporary file (:class:`Spill`), counting them per namespace; then the namespaces, in
+sorted order, are cut into groups of at most :data:`GROUP_OBJECTS` objects (a bigger
+namespace is a group of its own), and for each group its objects are read back, its
+workloads resolved and printed, and its objects removed (their views go with them). Peak
+memory is then one group's objects and views plus the cluster-scoped objects and a small
+index, whatever the input's size.
 
 Why a group resolves as the whole input would: a workload's inputs are its owner-reference
 descendants, the pods among them and the ResourceClaims of its namespace
@@ -26,6 +27,7 @@ the end (PyYAML may share anchors across items).
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -62,7 +64,7 @@ class Plan:
         from workload_map.gvk import GVK
 
         meta = obj.get("metadata") or {}
-        namespace = str(meta.get("namespace") or "")
+        namespace = _namespace(obj)
         self.kinds.add(GVK.of(obj).group_kind)
         uid = meta.get("uid")
         if isinstance(uid, str) and uid and self._holders.setdefault(uid, namespace) != namespace:
@@ -93,6 +95,41 @@ Key = tuple[Any, "str | None", str]
 """(GVK, namespace, name) of an object held by the reader."""
 
 
+class Spill:
+    """Namespaced objects set aside in an unlinked temporary file, read back a group at a time.
+
+    Each object is pickled (an exact copy of the decoded document: ``NaN``, big integers and
+    YAML timestamps included) at the end of the file; :meth:`objects` gives a group's
+    objects back in input order, so each is decoded from the input once (twice for the
+    objects read before the input was found too big) instead of once per group.
+    """
+
+    def __init__(self) -> None:
+        import tempfile  # here: only a big input needs it
+
+        self._file = tempfile.TemporaryFile(prefix="wmap-describe-")
+        self._size = 0
+        self._at: dict[str, list[tuple[int, int, int]]] = {}  # namespace -> (position in input, offset, size)
+
+    def put(self, namespace: str, position: int, obj: dict[str, Any]) -> None:
+        """Keep ``obj``, the ``position``-th namespaced object of the input."""
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        self._at.setdefault(namespace, []).append((position, self._size, len(data)))
+        self._file.write(data)
+        self._size += len(data)
+
+    def objects(self, group: set[str]) -> Iterator[dict[str, Any]]:
+        """The objects of the namespaces in ``group``, in input order."""
+        self._file.flush()
+        for _, offset, size in sorted(at for namespace in group for at in self._at.get(namespace, ())):
+            self._file.seek(offset)
+            yield pickle.loads(self._file.read(size))
+
+    def close(self) -> None:
+        """Remove the file (it has no name: closing it frees the space)."""
+        self._file.close()
+
+
 def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> int:
     """Resolve and print the workloads of ``args.file`` (see the module docstring); the exit code.
 
@@ -112,19 +149,9 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     wanted = _wanted(registry, args)
     if isinstance(wanted, int):
         return wanted
-    sources = _sources(args.file)
     reader, plan = SnapshotReader(), Plan()
     problems: list[str] = []
-    resident: list[Key] = []  # namespaced objects the reader holds
-    overflow = False  # more than one group's worth: the first pass keeps cluster-scoped objects only
-    for obj in _objects(sources, problems):
-        namespace = plan.note(obj)
-        if namespace and (overflow or len(resident) >= GROUP_OBJECTS):
-            overflow = overflow or _remove(reader, resident)
-            continue
-        stored = reader.add(obj)
-        if namespace:
-            resident.append(_key(stored))
+    resident, spill = _first_pass(_sources(args.file), reader, plan, problems)
     nothing = bool(problems) and not plan.kinds
     for problem in problems:
         print(f"{'error' if nothing else 'warning'}: {problem}", file=sys.stderr)
@@ -134,18 +161,55 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     service = WorkloadService(registry, reader)
     printer = Printer(args.output, pod_limit=args.pod_limit)
     seen = 0
-    for index, group in enumerate(plan.groups() if overflow else [set(plan.counts)]):
-        if overflow:
+    for index, group in enumerate(plan.groups() if spill is not None else [set(plan.counts)]):
+        if spill is not None:
             _remove(reader, resident)
-            resident = [_key(reader.add(obj)) for obj in _objects(sources, None)
-                        if str((obj.get("metadata") or {}).get("namespace") or "") in group]
+            resident = [_key(reader.add(obj)) for obj in spill.objects(group)]
         views = [v for v in service.workloads(namespace=args.namespace or None)
                  if (v.namespace or "") in group or (index == 0 and not v.namespace)]
         seen += len(views)
         for view in views:
             if wanted is None or (view.group, view.kind) == wanted[0] and (not wanted[1] or view.name == wanted[1]):
                 printer.add(view)
+    if spill is not None:
+        spill.close()
     return printer.close() if printer.count else _nothing_printed(args, seen, wanted)
+
+
+def _first_pass(sources: list[tuple[str, str | None]], reader: SnapshotReader, plan: Plan,
+                problems: list[str]) -> tuple[list[Key], Spill | None]:
+    """Read every document into ``plan`` and ``problems``; returns the namespaced objects held, the spill.
+
+    Until :data:`GROUP_OBJECTS` namespaced objects are seen they go to ``reader``; past that
+    they are removed from it and every namespaced object goes to a :class:`Spill` (those
+    read before, by reading the input's start again). Cluster-scoped objects stay in ``reader``.
+    """
+    resident: list[Key] = []
+    spill: Spill | None = None
+    position = 0
+    for obj in _objects(sources, problems):
+        namespace = plan.note(obj)
+        if not namespace:
+            reader.add(obj)
+            continue
+        if spill is None and len(resident) < GROUP_OBJECTS:
+            resident.append(_key(reader.add(obj)))
+        else:
+            spill = spill or Spill()
+            spill.put(namespace, position, obj)
+        position += 1
+    if spill is not None and resident:
+        again = len(resident)
+        _remove(reader, resident)
+        for position, obj in enumerate(o for o in _objects(sources, None) if _namespace(o)):
+            if position == again:
+                break
+            spill.put(_namespace(obj), position, obj)
+    return resident, spill
+
+
+def _namespace(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
 
 
 def _wanted(registry: DefinitionRegistry, args: argparse.Namespace) -> tuple[tuple[str, str], str] | int | None:
