@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import tempfile
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -107,6 +109,14 @@ def test_grouped_output_is_the_whole_output(tmp_path: Path, monkeypatch: pytest.
     assert run("describe", "-f", path, "job/prep", "-o", output) == one
 
 
+def test_namespace_flag_reads_one_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(describe, "GROUP_OBJECTS", 4)
+    code, out = run("describe", "-f", str(jobs_file(tmp_path)), "-n", "team-b", "-o", "json")
+    assert code == 0
+    view = json.loads(out)  # one workload: a bare object
+    assert (view["namespace"], view["name"], view["gpu"]["allocated"]) == ("team-b", "train", 8)
+
+
 def test_plan_cuts_namespace_groups_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(describe, "GROUP_OBJECTS", 4)
     plan = describe.Plan()
@@ -190,3 +200,12 @@ def test_sniff_keeps_the_decoding_error(tmp_path: Path) -> None:
     assert raised.value.start == 17
 
 
+
+
+def test_memory_module_import_runs_no_ldconfig() -> None:
+    """Importing ``kube.memory`` looks nothing up: ``ctypes.util.find_library`` (which runs
+    ``ldconfig -p`` in a subprocess) waits for the first trim."""
+    probe = ("import sys; import workload_map.kube.memory as m; assert 'ctypes.util' not in sys.modules; "
+             "print(m.release_free_memory(collect=False), 'ctypes.util' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["True", "True"]  # glibc has malloc_trim

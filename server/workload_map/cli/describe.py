@@ -163,6 +163,8 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     seen = 0
     for index, group in enumerate(plan.groups() if spill is not None else [set(plan.counts)]):
         if spill is not None:
+            if args.namespace and args.namespace not in group:
+                continue  # ``-n``: only the namespace's group is resolved
             _remove(reader, resident)
             resident = [_key(reader.add(obj)) for obj in spill.objects(group)]
         views = [v for v in service.workloads(namespace=args.namespace or None)
