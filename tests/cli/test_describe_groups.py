@@ -72,8 +72,13 @@ def job(namespace: str, name: str, pods: int, gpus: int, running: int) -> list[O
     return out
 
 
-def jobs_file(tmp_path: Path, extra: list[Obj] | None = None) -> Path:
-    items = (job("team-b", "train", 2, 4, 2) + job("team-a", "prep", 3, 1, 1) + job("team-c", "eval", 1, 2, 0)
+def node(name: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": f"node-{name}"},
+            "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
+
+
+def jobs_file(tmp_path: Path, extra: list[Obj] | None = None, first: list[Obj] | None = None) -> Path:
+    items = (list(first or []) + job("team-b", "train", 2, 4, 2) + job("team-a", "prep", 3, 1, 1) + job("team-c", "eval", 1, 2, 0)
              + job("team-a", "big", 2, 8, 2) + (extra or []))
     path = tmp_path / "jobs.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
@@ -102,7 +107,7 @@ def test_groups_give_each_workload_its_pods_and_gpus(tmp_path: Path, monkeypatch
 
 @pytest.mark.parametrize("output", ["tree", "json", "yaml"])
 def test_grouped_output_is_the_whole_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str) -> None:
-    path = str(jobs_file(tmp_path))
+    path = str(jobs_file(tmp_path, [node("late")], [node("early")]))  # cluster-scoped, before and after the spill
     whole, one = run("describe", "-f", path, "-o", output), run("describe", "-f", path, "job/prep", "-o", output)
     monkeypatch.setattr(describe, "GROUP_OBJECTS", 4)
     assert run("describe", "-f", path, "-o", output) == whole

@@ -5,10 +5,10 @@ namespaced objects) is not held at once: the first pass reads every document (an
 the broken ones), keeps the cluster-scoped objects and sets the namespaced ones aside in a
 temporary file (:class:`Spill`), counting them per namespace; then the namespaces, in
 sorted order, are cut into groups of at most :data:`GROUP_OBJECTS` objects (a bigger
-namespace is a group of its own), and for each group its objects are read back, its
-workloads resolved and printed, and its objects removed (their views go with them). Peak
-memory is then one group's objects and views plus the cluster-scoped objects and a small
-index, whatever the input's size.
+namespace is a group of its own), and each group's objects are read back into a new
+reader (the first group's also holds the cluster-scoped objects), resolved by a new
+service, printed and dropped. Peak memory is then one group's objects and views plus the
+cluster-scoped objects and a small index, whatever the input's size.
 
 Why a group resolves as the whole input would: a workload's inputs are its owner-reference
 descendants, the pods among them and the ResourceClaims of its namespace
@@ -91,10 +91,6 @@ class Plan:
         return out or [set()]
 
 
-Key = tuple[Any, "str | None", str]
-"""(GVK, namespace, name) of an object held by the reader."""
-
-
 class Spill:
     """Namespaced objects set aside in an unlinked temporary file, read back a group at a time.
 
@@ -149,26 +145,28 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     wanted = _wanted(registry, args)
     if isinstance(wanted, int):
         return wanted
-    reader, plan = SnapshotReader(), Plan()
+    plan = Plan()
     problems: list[str] = []
-    resident, spill = _first_pass(_sources(args.file), reader, plan, problems)
+    reader, spill = _first_pass(_sources(args.file), plan, problems)
     nothing = bool(problems) and not plan.kinds
     for problem in problems:
         print(f"{'error' if nothing else 'warning'}: {problem}", file=sys.stderr)
     if nothing:
         return EXIT_USAGE
     registry.catalog.check(plan.kinds)
-    service = WorkloadService(registry, reader)
     printer = Printer(args.output, pod_limit=args.pod_limit)
     seen = 0
     for index, group in enumerate(plan.groups() if spill is not None else [set(plan.counts)]):
         if spill is not None:
             if args.namespace and args.namespace not in group:
                 continue  # ``-n``: only the namespace's group is resolved
-            _remove(reader, resident)
-            resident = [_key(reader.add(obj)) for obj in spill.objects(group)]
+            reader = reader if index == 0 else SnapshotReader()  # cluster-scoped objects: with the first
+            for obj in spill.objects(group):
+                reader.add(obj)
+        service = WorkloadService(registry, reader)
         views = [v for v in service.workloads(namespace=args.namespace or None)
                  if (v.namespace or "") in group or (index == 0 and not v.namespace)]
+        service.unhook()  # the registry lives on: the group's objects and views must not
         seen += len(views)
         for view in views:
             if wanted is None or (view.group, view.kind) == wanted[0] and (not wanted[1] or view.name == wanted[1]):
@@ -178,36 +176,40 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     return printer.close() if printer.count else _nothing_printed(args, seen, wanted)
 
 
-def _first_pass(sources: list[tuple[str, str | None]], reader: SnapshotReader, plan: Plan,
-                problems: list[str]) -> tuple[list[Key], Spill | None]:
-    """Read every document into ``plan`` and ``problems``; returns the namespaced objects held, the spill.
+def _first_pass(sources: list[tuple[str, str | None]], plan: Plan,
+                problems: list[str]) -> tuple[SnapshotReader, Spill | None]:
+    """Read every document into ``plan`` and ``problems``; returns the reader and the spill (big input).
 
-    Until :data:`GROUP_OBJECTS` namespaced objects are seen they go to ``reader``; past that
-    they are removed from it and every namespaced object goes to a :class:`Spill` (those
-    read before, by reading the input's start again). Cluster-scoped objects stay in ``reader``.
+    Until :data:`GROUP_OBJECTS` namespaced objects are seen every object goes to the
+    reader; past that the reader is dropped for a new one that gets the cluster-scoped
+    objects only, and every namespaced object goes to a :class:`Spill` (those read before,
+    by reading the input's start again).
     """
-    resident: list[Key] = []
+    from workload_map.kube.snapshot import SnapshotReader
+
+    reader = SnapshotReader()
     spill: Spill | None = None
-    position = 0
-    for obj in _objects(sources, problems):
+    position = prefix = 0  # namespaced objects seen; all objects read before the spill began
+    for read, obj in enumerate(_objects(sources, problems)):
         namespace = plan.note(obj)
-        if not namespace:
+        if spill is None and namespace and position >= GROUP_OBJECTS:
+            spill, reader, prefix = Spill(), SnapshotReader(), read
+        if not namespace or spill is None:
             reader.add(obj)
-            continue
-        if spill is None and len(resident) < GROUP_OBJECTS:
-            resident.append(_key(reader.add(obj)))
         else:
-            spill = spill or Spill()
             spill.put(namespace, position, obj)
-        position += 1
-    if spill is not None and resident:
-        again = len(resident)
-        _remove(reader, resident)
-        for position, obj in enumerate(o for o in _objects(sources, None) if _namespace(o)):
-            if position == again:
+        position += bool(namespace)
+    if spill is not None:
+        position = 0
+        for read, obj in enumerate(_objects(sources, None)):
+            if read == prefix:
                 break
-            spill.put(_namespace(obj), position, obj)
-    return resident, spill
+            if namespace := _namespace(obj):
+                spill.put(namespace, position, obj)
+                position += 1
+            else:
+                reader.add(obj)
+    return reader, spill
 
 
 def _namespace(obj: dict[str, Any]) -> str:
@@ -252,18 +254,3 @@ def _objects(sources: list[tuple[str, str | None]], problems: list[str] | None) 
 
     for path, name in sources:
         yield from iter_documents(path, [] if problems is None else problems, shown=name)
-
-
-def _key(obj: Any) -> Key:
-    from workload_map.gvk import GVK
-
-    meta = obj.get("metadata") or {}
-    return GVK.of(obj), meta.get("namespace"), str(meta.get("name"))
-
-
-def _remove(reader: SnapshotReader, keys: list[Key]) -> bool:
-    """Remove ``keys`` from ``reader`` (and empty the list); True."""
-    for gvk, namespace, name in keys:
-        reader.remove(gvk, namespace, name)
-    keys.clear()
-    return True
