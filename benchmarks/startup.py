@@ -12,7 +12,7 @@ includes the wait for a core) and the median peak RSS (``wait4``'s ``ru_maxrss``
 child). The load average is printed with the table.
 
 ``--before DIR`` runs every ``wmap`` command a second time with ``DIR`` (the ``server``
-folder of another checkout, e.g. ``git worktree add /tmp/base <commit>``) first on
+folder of another checkout, e.g. ``git worktree add ../base <commit>``) first on
 ``PYTHONPATH``, alternating after/before run by run, and prints both with the ratio of the
 medians. ``--big FILE`` adds ``wmap describe -f FILE`` (e.g. the 10,000-workload dump of
 ``benchmarks.generator``: see docs/engine-speed.md), run ``--big-repeats`` times (default 1).
