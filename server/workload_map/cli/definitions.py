@@ -16,14 +16,15 @@ exit 4, ``usage`` exit 2).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.failures import fail
 from workload_map.cli.inputs import EXIT_NO_DEFINITION, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, build_registry
-from workload_map.definitions.registry import DefinitionRegistry, Entry
+
+if TYPE_CHECKING:  # the registry pulls the catalog and jq: only when the command runs
+    from workload_map.definitions.registry import DefinitionRegistry, Entry
 
 KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
 
@@ -56,6 +57,8 @@ def cmd_definitions(args: argparse.Namespace) -> int:
         return fail("usage", "--version needs --kind", EXIT_USAGE, output=output)
     registry = build_registry(args.definition, args.catalog_dir)
     if not args.offline and _has_cluster(args):
+        import asyncio
+
         asyncio.run(_merge_cluster(registry, args))
     entries = [e for e in registry.entries() if _wanted(e, args)]
     if args.name:

@@ -79,34 +79,6 @@ def snapshot_reader(paths: Sequence[str]) -> SnapshotReader:
     return SnapshotReader(obj for path in paths for obj in (_stdin_objects() if path == STDIN else iter_objects(path)))
 
 
-def lenient_reader(paths: Sequence[str]) -> tuple[SnapshotReader, list[str]]:
-    """A reader over the readable documents of ``paths``, and a message per broken one.
-
-    ``workload_map.kube.documents`` rules: every document is read on its own; a broken one is
-    reported with its position and skipped.
-
-    Raises:
-        SnapshotError: a file cannot be read at all.
-    """
-    import tempfile
-
-    from workload_map.kube.documents import read_documents
-    from workload_map.kube.snapshot import SnapshotReader
-
-    objects: list[dict[str, Any]] = []
-    problems: list[str] = []
-    for path in paths:
-        if path == STDIN:
-            with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
-                (Path(directory) / "stdin.yaml").write_text(stdin_text(), encoding="utf-8")
-                found, bad = read_documents(Path(directory) / "stdin.yaml", shown=STDIN_NAME)
-        else:
-            found, bad = read_documents(path)
-        objects += found
-        problems += bad
-    return SnapshotReader(objects), problems
-
-
 def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
     """``paths`` with ``-`` replaced by a file holding standard input.
 

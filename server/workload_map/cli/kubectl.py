@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,8 +48,10 @@ async def connect_reachable(kubeconfig: str | None, context: str | None,
         ClusterConfigError: no usable kubeconfig / service account.
         ClusterUnreachable: a network error or no answer in time (the message names the host).
     """
-    # the Kubernetes client (kubernetes_asyncio, aiohttp) only when a cluster is read: files
-    # (``--snapshot``, ``-f``) never import it
+    # the Kubernetes client (kubernetes_asyncio, aiohttp) and asyncio only when a cluster is
+    # read: files (``--snapshot``, ``-f``) never import them
+    import asyncio
+
     from workload_map.kube.api import KubeApi
     from workload_map.kube.client import connect
     from workload_map.kube.errors import NETWORK, KubeApiError

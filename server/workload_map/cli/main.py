@@ -28,15 +28,12 @@ from typing import TYPE_CHECKING, Any
 from workload_map.cli.inputs import (
     EXIT_BROKEN_PIPE,
     EXIT_FAIL,
-    EXIT_NO_DEFINITION,
     EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     STDIN,
     build_registry,
-    offline_service,
-    lenient_reader,
     read_input,
     shown,
 )
@@ -44,61 +41,21 @@ from workload_map.config import default_catalog_dir
 from workload_map.errors import InvalidDefinition, InvalidRequest, ServerError
 
 if TYPE_CHECKING:
-    from workload_map.definitions.registry import DefinitionRegistry
-    from workload_map.resolution import WorkloadView
+    pass
 
 DISTRIBUTION = "workload-map-server"
 
 def cmd_describe(args: argparse.Namespace) -> int:
-    """``wmap describe -f FILE``: resolve every top-level workload in the files offline.
+    """``wmap describe -f FILE``: the workloads of the files, resolved offline.
 
-    Multi-document input is read leniently (``workload_map.kube.documents``): each broken
-    document is a ``warning:`` line on stderr naming its position, the others are resolved
-    and the exit code stays 0; 2 only when no document at all could be read.
+    See :func:`workload_map.cli.describe.describe_files`; without ``-f``, from a cluster.
     """
-    from workload_map.cli.render import render
-
     if not args.file:
         from workload_map.cli import live
         return live.describe(args)
-    registry = build_registry(args.definition, args.catalog_dir)
-    reader, problems = lenient_reader(args.file)
-    nothing = bool(problems) and not reader.gvks()  # every document broken: unreadable input
-    for problem in problems:  # broken documents are skipped; the good ones are still resolved
-        print(f"{'error' if nothing else 'warning'}: {problem}", file=sys.stderr)
-    if nothing:
-        return EXIT_USAGE
-    views = offline_service(registry, reader).workloads(namespace=args.namespace or None)
-    if not views:
-        print(f"error: no workload in {shown(args.file)} is covered by a definition "
-              "(`wmap catalog` lists the covered types)", file=sys.stderr)
-        return EXIT_NO_DEFINITION
-    if args.target:
-        kept = _select(registry, views, args.target, args.name, args.output)
-        if isinstance(kept, int):
-            return kept
-        views = kept
-    print(render(views, args.output, pod_limit=args.pod_limit))
-    return EXIT_OK
+    from workload_map.cli.describe import describe_files
 
-
-def _select(registry: DefinitionRegistry, views: list[WorkloadView], target: str,
-            name: str | None, output: str = "tree") -> list[WorkloadView] | int:
-    """The views a ``describe -f`` TYPE[/NAME] (or TYPE NAME) keeps, or an exit code (message on stderr)."""
-    from workload_map.cli.kinds import resolve_kind
-
-    kind, _, slash_name = target.partition("/")
-    wanted = name or slash_name
-    entries = resolve_kind(registry, kind, output=output)
-    if isinstance(entries, int):
-        return entries
-    group_kind = entries[0].gvk.group_kind
-    kept = [v for v in views if (v.group, v.kind) == group_kind and (not wanted or v.name == wanted)]
-    if not kept:
-        named = f" named {wanted!r}" if wanted else ""
-        print(f"error: no {group_kind[1]}{named} in the files", file=sys.stderr)
-        return EXIT_NOT_FOUND
-    return kept
+    return describe_files(args, build_registry(args.definition, args.catalog_dir))
 
 
 def validate_paths(paths: Sequence[str]) -> list[str]:

@@ -10,6 +10,7 @@ of ``wmap get`` as kubectl's ``-o`` formats (table, wide, name, json, yaml).
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
@@ -127,6 +128,51 @@ def render(views: Iterable[WorkloadView], output: str, *, pod_limit: int = 0) ->
     if output == "yaml":
         return yaml.safe_dump(data, sort_keys=False).rstrip()
     return json.dumps(data, indent=2)
+
+
+class Printer:
+    """Writes views to stdout as they come, the same bytes as ``print(render(views, output))``.
+
+    ``tree`` and ``json`` are written as views are added (the JSON envelope ``{items,
+    count}`` item by item, one view alone a bare object); ``yaml`` keeps the views and
+    renders them at :meth:`close` (PyYAML may share anchors across items).
+
+    Args:
+        output: ``tree``, ``json`` or ``yaml``.
+        pod_limit: as :func:`render`.
+    """
+
+    def __init__(self, output: str, *, pod_limit: int = 0) -> None:
+        self.output, self.pod_limit = output, pod_limit
+        self.count = 0
+        self._held: list[WorkloadView] = []  # yaml: every view; json: the first, until a second comes
+
+    def add(self, view: WorkloadView) -> None:
+        """Write ``view`` (or hold it: see the class docstring)."""
+        write = sys.stdout.write
+        if self.output == "tree":
+            write(("\n\n" if self.count else "") + render_tree(view, self.pod_limit))
+        elif self.output == "json" and self.count:
+            if self._held:
+                write('{\n  "items": [\n' + _item(self._held.pop()))
+            write(",\n" + _item(view))
+        else:
+            self._held.append(view)
+        self.count += 1
+
+    def close(self) -> int:
+        """Finish the output (newline-terminated, as ``print``); returns 0 (the exit code)."""
+        if self.output == "tree" or (self.output == "json" and self.count > 1):
+            sys.stdout.write("\n" if self.output == "tree" else f'\n  ],\n  "count": {self.count}\n}}\n')
+        else:
+            print(render(self._held, self.output, pod_limit=self.pod_limit))
+        self._held = []
+        return 0
+
+
+def _item(view: WorkloadView) -> str:
+    """``view`` as an element of the ``items`` array of ``json.dumps(envelope, indent=2)``."""
+    return "\n".join("    " + line for line in json.dumps(view.to_dict(), indent=2).split("\n"))
 
 
 def age(created: str | None, now: datetime | None = None) -> str:

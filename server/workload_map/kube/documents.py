@@ -22,6 +22,7 @@ line, e.g. ``pods.yaml (document 3, line 41): mapping values are not allowed her
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
@@ -36,38 +37,97 @@ from workload_map.kube.store import object_key
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MARKER = re.compile(r"^(---|\.\.\.)(?=\s|$)", re.MULTILINE)
+_BLOCK = 1 << 20  # bytes read at a time when a file is sniffed
+_CARRY = 8  # characters kept from one block to the next (a marker and its lookahead need 4)
 
 
 def read_documents(path: str | Path, shown: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """``(objects, problems)`` of a file or, recursively, a directory.
+    """``(objects, problems)`` of a file or, recursively, a directory (:func:`iter_documents`, listed).
+
+    Raises:
+        SnapshotError: a file cannot be read at all (missing, not text).
+    """
+    problems: list[str] = []
+    return list(iter_documents(path, problems, shown)), problems
+
+
+def iter_documents(path: str | Path, problems: list[str], shown: str | None = None) -> Iterator[dict[str, Any]]:
+    """The objects of a file or, recursively, a directory, one at a time, in file order.
+
+    A consumer that keeps each object trimmed (``SnapshotReader``) never holds the file's
+    objects decoded all at once: a JSON dump is read item by item (``kube.jsonstream``),
+    a YAML stream document by document.
 
     Args:
         path: the file or directory.
+        problems: a message is appended for each broken document, as it is met.
         shown: the name used in messages for a single file (``<stdin>``); default: the path.
 
     Raises:
         SnapshotError: a file cannot be read at all (missing, not text).
     """
-    objects: list[dict[str, Any]] = []
-    problems: list[str] = []
+    kept = [0]  # objects yielded so far: JSON objects are numbered by it in messages
     for file in _files(Path(path)):
         name = shown or str(file)
         try:
-            text = file.read_text(encoding="utf-8")
+            first, marked = _sniff(file, json_suffix=file.suffix.lower() == ".json")
         except (OSError, UnicodeDecodeError) as exc:
             raise SnapshotError(f"{name}: {exc}") from exc
-        if (file.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "[")) and not _MARKER.search(text):
-            _read_json(file, name, objects, problems)
+        if (file.suffix.lower() == ".json" or first in ("{", "[")) and not marked:
+            yield from _read_json(file, name, kept, problems)  # the JSON reader maps the file itself
         else:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SnapshotError(f"{name}: {exc}") from exc
             for number, line, chunk in _chunks(text):
-                _read_chunk(chunk, f"{name} (document {number}, line {line})", line, objects, problems)
-    return objects, problems
+                yield from _read_chunk(chunk, f"{name} (document {number}, line {line})", line, kept, problems)
 
 
-def _read_json(file: Path, name: str, objects: list[dict[str, Any]], problems: list[str]) -> None:
+def _sniff(file: Path, json_suffix: bool) -> tuple[str, bool]:
+    """``(first non-blank character, has a document marker line)`` of ``file``, read in blocks.
+
+    The answers of decoding the whole text and searching it with ``_MARKER``, without holding
+    the text (a 400 MB dump would be 400 MB more at the peak). The scan stops once the file is
+    known not to be read as JSON (it is then read whole as YAML, which decodes it anyway);
+    otherwise every block is decoded, so a file that is not UTF-8 fails here as it would
+    in ``Path.read_text``.
+
+    Raises:
+        OSError: the file cannot be read.
+        UnicodeDecodeError: the file is not UTF-8 (raised by ``Path.read_text``, so the
+            positions are those of the whole file).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    first, carry, line_start, marked = "", "", True, False  # line_start: the window starts a line
+    with file.open("rb") as handle:
+        while block := handle.read(_BLOCK):
+            try:
+                window = carry + decoder.decode(block)
+            except UnicodeDecodeError:
+                file.read_text(encoding="utf-8")
+                raise
+            first = first or window.lstrip()[:1]
+            marked = _marked(window, line_start, final=False)
+            if marked or (first and first not in ("{", "[") and not json_suffix):
+                return first, marked
+            if len(window) > _CARRY:  # a marker cut by the block end is found again in the carry
+                line_start, carry = window[-_CARRY - 1] == "\n", window[-_CARRY:]
+            else:
+                carry = window
+        window = carry + decoder.decode(b"", final=True)
+    return first or window.lstrip()[:1], _marked(window, line_start, final=True)
+
+
+def _marked(window: str, line_start: bool, *, final: bool) -> bool:
+    """``_MARKER`` in ``window`` at a true line start, its lookahead seen (or the file's end)."""
+    return any((m.start() > 0 or line_start) and (final or m.end() < len(window)) for m in _MARKER.finditer(window))
+
+
+def _read_json(file: Path, name: str, kept: list[int], problems: list[str]) -> Iterator[dict[str, Any]]:
     try:
         for obj in _json_objects(file, fallback=file.suffix.lower() != ".json"):
-            _keep(obj, f"{name} (object {len(objects) + 1})", objects, problems)
+            yield from _keep(obj, f"{name} (object {kept[0] + 1})", kept, problems)
     except SnapshotError as exc:
         problems.append(str(exc).replace(str(file), name, 1))
 
@@ -90,7 +150,7 @@ def _content(body: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in body.splitlines())
 
 
-def _read_chunk(chunk: str, where: str, line: int, objects: list[dict[str, Any]], problems: list[str]) -> None:
+def _read_chunk(chunk: str, where: str, line: int, kept: list[int], problems: list[str]) -> Iterator[dict[str, Any]]:
     body = _MARKER.sub("", chunk, count=1) if chunk.startswith("---") else chunk
     try:
         doc = json.loads(body) if body.lstrip()[:1] in ("{", "[") else yaml.load(chunk, Loader=_Loader)
@@ -106,7 +166,7 @@ def _read_chunk(chunk: str, where: str, line: int, objects: list[dict[str, Any]]
     if doc is None:
         return
     for item, item_where in _unwrap(doc, where, problems):
-        _keep(item, item_where, objects, problems)
+        yield from _keep(item, item_where, kept, problems)
 
 
 def _unwrap(doc: Any, where: str, problems: list[str]) -> Iterator[tuple[Any, str]]:
@@ -125,8 +185,8 @@ def _unwrap(doc: Any, where: str, problems: list[str]) -> Iterator[tuple[Any, st
     yield doc, where
 
 
-def _keep(obj: Any, where: str, objects: list[dict[str, Any]], problems: list[str]) -> None:
-    """Append ``obj`` when it is a Kubernetes object, else report why not."""
+def _keep(obj: Any, where: str, kept: list[int], problems: list[str]) -> Iterator[dict[str, Any]]:
+    """``obj`` (counted in ``kept``) when it is a Kubernetes object, else nothing and why not in ``problems``."""
     if not isinstance(obj, dict):
         problems.append(f"{where}: expected a Kubernetes object, got {type(obj).__name__}")
         return
@@ -138,7 +198,8 @@ def _keep(obj: Any, where: str, objects: list[dict[str, Any]], problems: list[st
     if object_key(obj) is None:
         problems.append(f"{where}: {obj.get('kind')} object without metadata.name")
         return
-    objects.append(obj)
+    kept[0] += 1
+    yield obj
 
 
 def _one_line(exc: Exception, first_line: int) -> str:

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerState, InformerStatus
-from workload_map.kube.reflector import Reflector
+
+if TYPE_CHECKING:  # the reflector module imports the Kubernetes client: not for offline reads
+    from workload_map.kube.reflector import Reflector
 
 
 @dataclass(frozen=True, slots=True)

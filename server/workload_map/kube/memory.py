@@ -10,8 +10,6 @@ the resident size falls to what is live. Other C libraries (musl, macOS) have no
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import logging
 from typing import Any
@@ -19,8 +17,20 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
+_UNLOADED: Any = object()
+_MALLOC_TRIM: Any = _UNLOADED
+
+
 def _load_trim() -> Any:
-    """``malloc_trim`` of the C library, or ``None`` when it has none."""
+    """``malloc_trim`` of the C library, or ``None`` when it has none.
+
+    Looked up on the first call, not at import: ``ctypes.util.find_library`` runs
+    ``ldconfig -p`` in a subprocess (a fork and several milliseconds), which every command
+    importing this module paid, one-shot ones included.
+    """
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c") or "libc.so.6"
     try:
         trim = ctypes.CDLL(name).malloc_trim
@@ -28,9 +38,6 @@ def _load_trim() -> Any:
         return None
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     return trim
-
-
-_MALLOC_TRIM = _load_trim()
 
 
 def release_free_memory(*, collect: bool = True) -> bool:
@@ -41,8 +48,11 @@ def release_free_memory(*, collect: bool = True) -> bool:
     server runs it in a thread (``collect=False``: decoded JSON holds no reference cycles,
     its memory is freed by reference counting). Call it after bulk work, not per event.
     """
+    global _MALLOC_TRIM
     if collect:
         gc.collect()
+    if _MALLOC_TRIM is _UNLOADED:
+        _MALLOC_TRIM = _load_trim()
     if _MALLOC_TRIM is None:
         return False
     try:

@@ -112,6 +112,15 @@ class WorkloadService(WorkloadReads):
             self.sandbox.detach()
             await self.materializer.stop()
 
+    def unhook(self) -> None:
+        """Not started: stop following the reader and the registry (idempotent).
+
+        For a service dropped while its registry lives on (``wmap describe -f`` resolves a
+        big input with one service per namespace group): the registry would keep it alive.
+        """
+        if self._offline is not None:
+            self._offline.unhook()
+
     def is_ready(self) -> bool:
         """True once every workload found after sync has a view (always true when not started)."""
         return self.materializer is None or bool(self.materializer.ready)
