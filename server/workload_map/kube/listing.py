@@ -28,6 +28,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.memory import collector_paused
 
 MAX_LIST_PAGES = 100_000
 """Upper bound on pages in one list (50 M objects at 500 a page): stops a looping server."""
@@ -101,6 +102,7 @@ async def list_all(source: ListWatch, prepare: Prepare | None, page_size: int) -
 
 def _prepare_page(prepare: Prepare, raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``prepare`` of every item of a page, then ``gc.freeze()`` (see the module docstring)."""
-    out = [prepare(item) for item in raw]
+    with collector_paused():
+        out = [prepare(item) for item in raw]
     gc.freeze()
     return out
