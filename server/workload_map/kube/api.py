@@ -5,10 +5,10 @@ with ``_preload_content=False``: response bodies and watch lines are decoded fro
 bytes with msgspec's C decoder into plain dicts (``decode_json``), never into model classes
 (deserializing pods into models is the expensive part of kubernetes_asyncio,
 tomplus/kubernetes_asyncio ``watch/watch.py``; msgspec decodes a 1.8 MB page of 500
-generated pods in 21-25 ms where ``json.loads`` takes 49-64 ms). What msgspec refuses but ``json`` accepts (integers
-beyond 64 bits) is decoded by ``json``, so the result is the same dict either way. Watch
-lines are split here rather than with ``readline`` so objects of any size fit
-(tomplus/kubernetes_asyncio issue 137).
+generated pods in 21-25 ms where ``json.loads`` takes 49-64 ms). What msgspec refuses but
+``json`` accepts (integers beyond 64 bits) is decoded by ``json``, so the result is the
+same dict either way. Watch lines are split here rather than with ``readline`` so objects
+of any size fit (tomplus/kubernetes_asyncio issue 137).
 
 Errors: every failure raises ``KubeApiError`` (HTTP status and ``Status`` payload, or
 status 0 for network failures). A 401 triggers ``refresh_credentials()`` and one retry.
