@@ -273,6 +273,7 @@ async def test_compaction_forces_relist(k8s_control_plane: Any, namespace: str, 
         await make_pods(c, namespace, [f"p{i}" for i in range(10)])
         cache, _ = await started_cache(caches, cp.admin_kubeconfig, [POD], namespaces=(namespace,))
         assert cache.state(POD).relists == 1
+        held = {f"p{i}": cache.get(POD, namespace, f"p{i}") for i in range(4, 10)}
         queue = cache.subscribe()
         base = collection(POD, "pods", namespace)
         # Frozen loop: first drop the cache's watch connection (a restart), so that nothing
@@ -288,12 +289,17 @@ async def test_compaction_forces_relist(k8s_control_plane: Any, namespace: str, 
         waited = await converge(cache, c, POD, "pods", namespace, timeout=90)
         report(record_property, "compaction_catch_up_seconds", round(waited, 2))
         assert cache.state(POD).relists >= 2, cache.state(POD)
-        deleted = set()
+        deleted, touched = set(), set()
         while not queue.empty():
             event = queue.get_nowait()
+            touched.add(event.obj["metadata"]["name"])
             if event.type == "DELETED":
                 deleted.add(event.obj["metadata"]["name"])
         assert deleted == {"p0", "p1", "p2"}, "synthetic deletes for vanished objects"
+        # the relist diffs against the store: unchanged pods (same resourceVersion) are the
+        # objects held before, with no event
+        assert touched == {"p0", "p1", "p2", "p3", "after-compaction"}, touched
+        assert all(cache.get(POD, namespace, name) is obj for name, obj in held.items())
 
 
 async def test_crd_installed_after_start_is_picked_up_and_dropped_on_delete(

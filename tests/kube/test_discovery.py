@@ -64,7 +64,7 @@ async def test_crds_decide_once_listed() -> None:
     changes: list[tuple[str, str]] = []
     crds = CrdIndex(lambda g, k: changes.append((g, k)))
     discovery = Discovery(api, crds=crds)
-    crds.replace([crd(established=False)], None)
+    await crds.replace([crd(established=False)], None)
     assert await discovery.resolve(JOBSET) is None, "not Established yet"
     modified = crd()
     modified["metadata"]["resourceVersion"] = "2"
@@ -89,6 +89,6 @@ async def test_crd_changes_invalidate_group_caches() -> None:
 
 async def test_crd_resolves_cluster_scope() -> None:
     crds = CrdIndex()
-    crds.replace([crd("example.com", "Thing", "things", "v1", scope="Cluster")], None)
+    await crds.replace([crd("example.com", "Thing", "things", "v1", scope="Cluster")], None)
     info = await Discovery(FakeJson({}), crds=crds).resolve(GVK("example.com", "v1", "Thing"))
     assert info is not None and info.plural == "things" and not info.namespaced

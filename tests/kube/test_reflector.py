@@ -264,10 +264,10 @@ async def test_task_is_restarted_after_any_exit() -> None:
     failures = [Boom(), RuntimeError("bug in sink")]
 
     class FlakySink:
-        def replace(self, objects, namespace):  # noqa: ANN001, ANN201
+        async def replace(self, objects, namespace):  # noqa: ANN001, ANN201
             if failures:
                 raise failures.pop(0)
-            sink.replace(objects, namespace)
+            await sink.replace(objects, namespace)
 
         def apply(self, event_type, obj):  # noqa: ANN001, ANN201
             sink.apply(event_type, obj)

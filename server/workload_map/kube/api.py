@@ -1,11 +1,14 @@
 """Raw JSON access to the API server: GET, paginated list pages and watch streams.
 
 Everything goes through the shared ``ApiClient`` of ``workload_map.kube.client.KubeClient``
-with ``_preload_content=False``: responses are decoded with ``json.loads`` into plain
-dicts, never into model classes (deserializing pods into models is the expensive part of
-kubernetes_asyncio, tomplus/kubernetes_asyncio ``watch/watch.py``). Watch lines are split
-here rather than with ``readline`` so objects of any size fit (tomplus/kubernetes_asyncio
-issue 137).
+with ``_preload_content=False``: response bodies and watch lines are decoded from the raw
+bytes with msgspec's C decoder into plain dicts (``decode_json``), never into model classes
+(deserializing pods into models is the expensive part of kubernetes_asyncio,
+tomplus/kubernetes_asyncio ``watch/watch.py``; msgspec decodes a 1.8 MB page of 500
+generated pods in 21-25 ms where ``json.loads`` takes 49-64 ms). What msgspec refuses but
+``json`` accepts (integers beyond 64 bits) is decoded by ``json``, so the result is the
+same dict either way. Watch lines are split here rather than with ``readline`` so objects
+of any size fit (tomplus/kubernetes_asyncio issue 137).
 
 Errors: every failure raises ``KubeApiError`` (HTTP status and ``Status`` payload, or
 status 0 for network failures). A 401 triggers ``refresh_credentials()`` and one retry.
@@ -23,9 +26,11 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import aiohttp
+import msgspec
 
 from workload_map.gvk import GVK
 from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.memory import collector_paused
 
 JSON = dict[str, Any]
 
@@ -81,7 +86,7 @@ class KubeApi:
         finally:
             response.release()
         try:
-            decoded = json.loads(body)
+            decoded = decode_json(body)
         except ValueError as exc:
             raise KubeApiError(response.status, "InvalidJSON", str(exc)) from exc
         if not isinstance(decoded, dict):
@@ -164,9 +169,30 @@ async def _json_lines(response: Any) -> AsyncGenerator[JSON, None]:
                 yield _decode_line(line)
 
 
+_DECODER = msgspec.json.Decoder()
+
+
+def decode_json(body: bytes) -> Any:
+    """The JSON value of ``body`` (msgspec; ``json`` for what msgspec refuses).
+
+    The cyclic garbage collector is paused while msgspec builds the value: a decoded body
+    is dicts, lists and scalars only (no cycle to find), and the collections its
+    allocations would trigger (hundreds for a list page of 500 pods) made up a third of the
+    decoding time.
+
+    Raises:
+        ValueError: ``body`` is not JSON (the standard library's message: line, column).
+    """
+    try:
+        with collector_paused():
+            return _DECODER.decode(body)
+    except msgspec.DecodeError:
+        return json.loads(body)  # beyond 64-bit integers decode; malformed text gets json's diagnosis
+
+
 def _decode_line(line: bytes) -> JSON:
     try:
-        decoded = json.loads(line)
+        decoded = decode_json(line)
     except ValueError as exc:
         raise KubeApiError(NETWORK, "InvalidJSON", f"watch line: {exc}") from exc
     if not isinstance(decoded, dict):

@@ -49,7 +49,8 @@ from workload_map.kube.errors import NETWORK, KubeApiError
 from workload_map.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
 from workload_map.kube.freshness import aggregate
 from workload_map.kube.reader import InformerState, InformerStatus, Reader
-from workload_map.kube.reflector import ListWatch, Reflector, ReflectorOptions
+from workload_map.kube.listing import ListWatch
+from workload_map.kube.reflector import Reflector, ReflectorOptions
 from workload_map.kube.versions import elect
 
 log = logging.getLogger(__name__)

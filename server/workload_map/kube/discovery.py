@@ -105,8 +105,8 @@ class CrdIndex:
         """Reflector sink: the trimmed CRD (its schemas dropped as each list page arrives)."""
         return self._store.trim(obj)
 
-    def replace(self, objects: list[dict[str, Any]], namespace: str | None, *, prepared: bool = False) -> None:
-        """Reflector sink: the full CRD list (from then on the index is trusted)."""
+    async def replace(self, objects: list[dict[str, Any]], namespace: str | None, *, prepared: bool = False) -> None:
+        """Reflector sink: the full CRD list (from then on the index is trusted; tens of objects, one go)."""
         self.synced = True
         self._changed(self._store.replace(objects, trimmed=prepared))
 

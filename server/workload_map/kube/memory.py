@@ -1,4 +1,4 @@
-"""Giving memory back to the system after a large list.
+"""Giving memory back to the system after a large list; pausing the collector for bulk work.
 
 CPython's small-object allocator and glibc's ``malloc`` keep freed memory for reuse: after
 the initial list of a large cluster (pages decoded, trimmed, dropped) the heap holds many
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gc
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -61,3 +63,21 @@ def release_free_memory(*, collect: bool = True) -> bool:
         log.debug("malloc_trim failed", exc_info=True)
         return False
     return True
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block (when it was running at the start).
+
+    For bulk building of acyclic values (decoded JSON, trimmed copies): reference counting
+    frees them, and the collections their allocations trigger find nothing. Process-wide:
+    keep the block short (one decoded body, one list page); collections resume after it.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

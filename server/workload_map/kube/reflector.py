@@ -5,8 +5,12 @@ Semantics follow kubernetes/client-go ``tools/cache/reflector.go`` and nolar/kop
 
 - **List** in pages (``limit=500`` + ``continue``) without a resourceVersion (a consistent
   read), trim each page's items as it arrives (``Sink.prepare``: no decoded page outlives
-  its trimming), hand the items to the sink as a replacement (the sink diffs and emits
-  synthetic ``DELETED`` for objects that vanished), remember the list's resourceVersion.
+  its trimming; an item whose uid and resourceVersion the sink holds already is not
+  trimmed again), hand the items to the sink as a replacement (the sink diffs and emits
+  synthetic ``DELETED`` for objects that vanished, and nothing for unchanged ones),
+  remember the list's resourceVersion. The next page is requested as soon as a page has
+  arrived, so the API server prepares it while this one is trimmed (two pages in flight
+  at most).
 - **Watch** from the last resourceVersion with ``allowWatchBookmarks=true`` and a server
   ``timeoutSeconds`` drawn from [300, 600] (spreads reconnects). Every event, ``BOOKMARK``
   included, advances the last resourceVersion. A stream that ends (server timeout) is
@@ -44,49 +48,34 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from workload_map.gvk import GVK
 from workload_map.kube.backoff import Backoff
 from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.listing import ListWatch as ListWatch, list_all  # ListWatch: re-exported
 from workload_map.kube.reader import InformerState
 
 log = logging.getLogger(__name__)
-
-MAX_LIST_PAGES = 100_000
-"""Upper bound on pages in one list (50 M objects at 500 a page): stops a looping server."""
 
 RELIST_GRACE = 10.0
 """Seconds after a 410-triggered relist during which another 410 backs off first."""
 
 
-class ListWatch(Protocol):
-    """The API calls a reflector makes (``workload_map.kube.api.ResourceClient`` in production)."""
-
-    async def list_page(self, *, limit: int, continue_token: str | None) -> dict[str, Any]:
-        """One page: ``{"metadata": {"resourceVersion", "continue"?}, "items": [...]}``."""
-        ...
-
-    def watch(
-        self, *, resource_version: str, timeout_seconds: int, read_timeout: float
-    ) -> AbstractAsyncContextManager[AsyncIterator[dict[str, Any]]]:
-        """A stream of ``{"type": ..., "object": {...}}`` watch events."""
-        ...
-
-
 class Sink(Protocol):
     """Where a reflector puts objects (``workload_map.kube.graph.GraphSink`` in production)."""
 
-    def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
+    async def replace(self, objects: list[dict[str, Any]], namespace: str | None) -> None:
         """The complete current set (of ``namespace`` when given), after a list.
 
-        A sink that also has ``prepare(obj) -> dict`` gets every list item passed through it
-        as its page arrives, in a worker thread (so only the trimmed copies outlive the page;
-        ``prepare`` must not change the sink's state), and then
-        ``replace(prepared_objects, namespace, prepared=True)``.
+        A coroutine, so a sink may apply a large list in slices and let the event loop
+        serve in between (``GraphSink``). A sink that also has ``prepare(obj) -> dict``
+        gets every list item passed through it as its page arrives, in a worker thread (so
+        only the trimmed copies outlive the page; ``prepare`` must not change the sink's
+        state, and may return the object it already holds when the item is unchanged), and
+        then ``replace(prepared_objects, namespace, prepared=True)``.
         """
         ...
 
@@ -237,7 +226,7 @@ class Reflector:
             except _StreamEnded:
                 continue
             except KubeApiError as exc:
-                delay = self._on_api_error(exc)
+                delay = await self._on_api_error(exc)
             except Exception as exc:
                 log.exception("reflector %s failed; relisting after backoff", self.gvk)
                 self._failed()
@@ -259,25 +248,9 @@ class Reflector:
             self._wake = None
 
     async def _list(self) -> None:
-        prepare = getattr(self._sink, "prepare", None)
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        resource_version = ""
-        for _ in range(MAX_LIST_PAGES):
-            page = await self._source.list_page(limit=self.options.page_size, continue_token=token)
-            raw = [i for i in page.get("items") or [] if isinstance(i, dict)]
-            meta = page.get("metadata") or {}
-            del page  # only the trimmed copies outlive the page
-            # trimming a page is CPU work (about 0.1 ms per pod): a thread, not the event loop
-            items.extend(await asyncio.to_thread(list, map(prepare, raw)) if prepare else raw)
-            del raw
-            resource_version = str(meta.get("resourceVersion") or resource_version)
-            token = meta.get("continue") or None
-            if not token:
-                break
-        else:
-            raise KubeApiError(NETWORK, "TooManyPages", f"list did not end after {MAX_LIST_PAGES} pages")
-        self._sink.replace(items, self.namespace, **({"prepared": True} if prepare else {}))
+        items, resource_version = await list_all(self._source, getattr(self._sink, "prepare", None),
+                                                 self.options.page_size)
+        await self._sink.replace(items, self.namespace, **({"prepared": True} if items.prepared else {}))
         self.relists += 1
         self.last_rv = resource_version
         first = not self.has_synced
@@ -347,7 +320,7 @@ class Reflector:
 
     # failures
 
-    def _on_api_error(self, exc: KubeApiError) -> float:
+    async def _on_api_error(self, exc: KubeApiError) -> float:
         """Record the failure; return the delay before the next attempt."""
         if exc.needs_relist:
             log.info("%s%s: resourceVersion expired (%s); relisting", self.gvk, self._where(), exc)
@@ -362,7 +335,7 @@ class Reflector:
             self._succeeded()  # the server answered: nothing is stale, the kind is gone
             self._set_state("crd_missing", exc.message or "resource not served (404)")
             self.last_rv = None
-            self._sink.replace([], self.namespace)
+            await self._sink.replace([], self.namespace)
             self.settled.set()
         elif exc.is_forbidden:
             self._succeeded()
@@ -411,3 +384,4 @@ class Reflector:
 
     def _where(self) -> str:
         return f" in {self.namespace}" if self.namespace else ""
+

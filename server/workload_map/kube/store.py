@@ -197,7 +197,7 @@ class Store:
         """Make the store equal ``objects`` (within ``namespace`` when given).
 
         Objects that vanished yield synthetic ``DELETED`` changes; others as ``upsert``
-        (``trimmed`` as there).
+        (``trimmed`` as there). The same as ``upsert`` of each object, then ``prune``.
         """
         seen: set[Key] = set()
         changes: Changes = []
@@ -206,9 +206,14 @@ class Store:
             if key is not None:
                 seen.add(key)
                 changes.extend(self.upsert(obj, trimmed=trimmed))
-        for key in [key for key, _ in self._items(namespace) if key not in seen]:
-            changes.extend(self.delete(*key))
-        return changes
+        return changes + self.prune(seen, namespace)
+
+    def prune(self, keep: set[Key], namespace: str | None = None) -> Changes:
+        """Delete every object (within ``namespace`` when given) whose key is not in ``keep``."""
+        spaces = [namespace or ""] if namespace else list(self._by_ns)
+        gone = [(ns, name) for ns in spaces for name in self._by_ns.get(ns, ()) if (ns, name) not in keep]
+        gone.sort()
+        return [change for key in gone for change in self.delete(*key)]
 
     def clear(self) -> Changes:
         """Remove everything; one ``DELETED`` change per object."""
