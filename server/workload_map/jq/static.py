@@ -24,6 +24,7 @@ live), ``input``/``inputs``/``debug``/``stderr``/``halt``/``halt_error`` and fri
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -194,6 +195,7 @@ UNBOUNDED = frozenset({"until", "while", "repeat", "recurse", "recurse_down", "r
                        "combinations", "test", "match", "capture", "scan", "split", "splits", "sub", "gsub"})
 
 
+@functools.lru_cache(maxsize=8192)  # asked per expression per resolution (jq batches): memoized
 def is_bounded(expression: str) -> bool:
     """True when evaluating ``expression`` takes time bounded by its input's size.
 

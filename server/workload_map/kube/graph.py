@@ -65,6 +65,7 @@ class ObjectGraph:
         #: uid -> the distinct objects holding it, only for uids seen on two or more (identity conflicts).
         self._uid_holders: dict[str, builtins.list[Identity]] = {}
         self._sorted_gvks: builtins.list[GVK] | None = None
+        self._sorted_stores: builtins.list[Store] = []
         #: Bumped on every change of any cached object: readers above memoize per generation.
         self.generation = 0
 
@@ -119,7 +120,8 @@ class ObjectGraph:
         """See ``Reader.owned_by``; ordered by GVK, then namespace and name."""
         if self._sorted_gvks is None:
             self._sorted_gvks = sorted(self._stores)
-        return [obj for gvk in self._sorted_gvks for obj in self._stores[gvk].owned_by(uid)]
+            self._sorted_stores = [self._stores[gvk] for gvk in self._sorted_gvks]  # no GVK hash per call
+        return [obj for store in self._sorted_stores for obj in store.owned_by(uid)]
 
     def uid_conflicts(self, uid: str) -> builtins.list[str]:
         """The objects holding ``uid`` when two or more distinct ones do, as ``group/Kind ns/name``, sorted.

@@ -24,7 +24,8 @@ act on a larger value.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from workload_map.resolution.extract import MAX_REPLICAS
 from workload_map.resolution.view import ResolutionError
@@ -53,19 +54,23 @@ def check_counts(root: Mapping[str, Any]) -> list[ResolutionError]:
     if not isinstance(spec, (dict, list)):
         return []
     errors: list[ResolutionError] = []
-    stack: list[tuple[str, Any]] = [("spec", spec)]
-    visited = 0
-    while stack and visited < MAX_NODES:
+    stack: list[tuple[str, Any]] = [("spec", spec)]  # containers only: a leaf's path is built when it is bad
+    visited = 1
+    while stack:
         path, value = stack.pop()
-        visited += 1
-        if isinstance(value, dict):
-            stack.extend((f"{path}.{key}", item) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            problem = _problem(value, path.rsplit(".", 1)[-1] in COUNT_FIELDS)
-            if problem:
-                errors.append(ResolutionError(f"{path} is {value!r}: {problem}", field=path))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        is_dict = isinstance(value, dict)
+        for key, item in items:
+            visited += 1
+            if visited > MAX_NODES:
+                return sorted(errors, key=lambda e: e.field)
+            if isinstance(item, (dict, list)):
+                stack.append((f"{path}.{key}" if is_dict else f"{path}[{key}]", item))
+            elif isinstance(item, (int, float)) and not isinstance(item, bool):
+                problem = _problem(item, is_dict and str(key).rsplit(".", 1)[-1] in COUNT_FIELDS)
+                if problem:
+                    where = f"{path}.{key}" if is_dict else f"{path}[{key}]"
+                    errors.append(ResolutionError(f"{where} is {item!r}: {problem}", field=where))
     return sorted(errors, key=lambda e: e.field)
 
 

@@ -22,7 +22,8 @@ Rules (docs/definition-format.md section 7, "Status evaluation"):
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from workload_map.resolution.view import ResolutionError
 

@@ -15,7 +15,7 @@ Forms:
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from workload_map.definitions.model import Component, Definition
 from workload_map.errors import JqError

@@ -26,7 +26,8 @@ only when it lands in a component that lists the child's kind.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from workload_map.definitions.extensions import LIVE_SCALE_ANNOTATION, LIVE_SCALE_KINDS, GroupKind, live_scale_entries
 from workload_map.definitions.model import Definition

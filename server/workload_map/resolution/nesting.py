@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.model import Component, Definition

@@ -31,7 +31,8 @@ Lifecycle", "Termination of Pods").
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from workload_map.definitions.model import Component, Definition, TypeSelector
 from workload_map.errors import JqError

@@ -25,7 +25,8 @@ Counting rules (documented in docs/api.md, "JSON view reference"):
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from workload_map.definitions.model import Component, Definition
 from workload_map.definitions.phases import Phase, primary_phase
