@@ -121,7 +121,7 @@ class ObjectGraph:
         if self._sorted_gvks is None:
             self._sorted_gvks = sorted(self._stores)
             self._sorted_stores = [self._stores[gvk] for gvk in self._sorted_gvks]  # no GVK hash per call
-        return [obj for store in self._sorted_stores for obj in store.owned_by(uid)]
+        return [obj for store in self._sorted_stores if uid in store.owner_index for obj in store.owned_by(uid)]
 
     def uid_conflicts(self, uid: str) -> builtins.list[str]:
         """The objects holding ``uid`` when two or more distinct ones do, as ``group/Kind ns/name``, sorted.

@@ -90,6 +90,8 @@ class Store:
         self._by_ns: dict[str, dict[str, KubeObject]] = {}
         self._by_uid: dict[str, KubeObject] = {}
         self._by_owner: dict[str, builtins.list[str]] = {}
+        #: Read-only view of the owner index (owner uid -> refs): a membership test without a call.
+        self.owner_index: Mapping[str, builtins.list[str]] = self._by_owner
         self._size = 0
 
     def __len__(self) -> int:
