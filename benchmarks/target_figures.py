@@ -151,7 +151,8 @@ async def _relist(cp: Any, namespace: str, outage_s: float) -> dict[str, Any]:
     from benchmarks import recovery
 
     with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
-        app = create_app(Settings(kube=KubeSettings(kubeconfig=str(cp.admin_kubeconfig)), state_dir=Path(state)))
+        kube = KubeSettings(kubeconfig=str(cp.admin_kubeconfig), stale_after_s=5.0)  # as benchmarks.recovery
+        app = create_app(Settings(kube=kube, state_dir=Path(state)))
         runtime = app.state.runtime
         async with app.router.lifespan_context(app):
             if await recovery._wait(runtime.is_ready, 300) is None:
@@ -169,8 +170,11 @@ FIGURES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 
 def run_child(name: str, params: dict[str, Any], result: Path) -> int:
     """Run figure ``name`` here; write ``{figures, load_start, load_end, code}`` as JSON to ``result``."""
+    import logging
+
     import workload_map
 
+    logging.disable(logging.WARNING)  # the live figures' outage logs every reflector's connection error
     load_start = os.getloadavg()
     started = time.monotonic()
     doc: dict[str, Any] = {"code": str(Path(workload_map.__file__).resolve().parent)}

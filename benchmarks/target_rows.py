@@ -87,6 +87,8 @@ ROWS: tuple[Row, ...] = (
 def _fmt(value: float | None, unit: str) -> str:
     if value is None or math.isnan(value):
         return "-"
+    if unit == "x":
+        return f"{value:.2f} x"
     if abs(value) >= 100:
         return f"{value:,.0f} {unit}"
     return f"{value:.3g} {unit}"
@@ -139,13 +141,14 @@ def render(doc: dict[str, Any]) -> str:
              f"{r['load_before'] or '-'} / {r['load_after'] or '-'}") for r in rows]
     widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
     lines = [f"issue 23 targets  {m['date']}  {m['cpu_model']}, {m['cores']} cores, Python {m['python']}",
-             f"before: {doc.get('before') or '(not measured)'}; after: this tree; "
+             f"before: {doc.get('before') or '(not measured)'}; after: {doc.get('after') or 'this tree'}; "
              f"{'QUICK: every size reduced' if doc.get('quick') else 'full sizes'}; load average at start "
              f"{m['load_average_start']}, at end {m.get('load_average_end')}; elapsed {doc.get('elapsed_s')} s",
              "  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in body]
     notes = sorted({n for r in rows for n in r["notes"]})
     lines += [f"note: {n}" for n in notes]
+    lines += details(doc)
     lines.append("load b/a: 1-minute load average at the end of the before / after figure. Warm queries run in "
                  "process through the ASGI transport (no socket); the snapshot row's size is reduced from "
                  "20,000 (time budget) unless it says 20,000.")
@@ -153,3 +156,33 @@ def render(doc: dict[str, Any]) -> str:
     missed = [r for r in rows if r["met"] is False]
     lines.append(f"targets: {len(met)} met, {len(missed)} NOT met, {len(rows) - len(met) - len(missed)} n/a")
     return "\n".join(lines)
+
+
+DETAILS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "snapshot": (("ready s", ("ready_s",)), ("json.load s", ("json_load_s",)), ("/livez max s", ("slowest_livez_s",))),
+    "warm": (("cold s", ("cold_service_pass", "seconds")), ("page median ms", ("page_of_100_ms", "median")),
+             ("gpuSummary median ms", ("gpu_summary_ms", "median")),
+             ("one median ms", ("one_workload_ms", "median"))),
+    "churn": (("changes/s", ("rate_per_s",)), ("resolutions", ("resolutions",)),
+              ("marked nothing", ("marked_nothing",)), ("p50 ms", ("p50_ms",)), ("not visible", ("not_visible",))),
+    "cli": (("small CPU median s", ("small_cpu_median_s",)), ("big wall s", ("big_wall_s",)),
+            ("big CPU s", ("big_cpu_s",))),
+    "live": (("pods loaded", ("load", "pods")), ("list floor s", ("initial_sync", "list_floor_s", "median")),
+             ("informer sync s", ("initial_sync", "informer_sync_s", "median")),
+             ("app ready s", ("update_to_phase", "app_cache_ready_s")),
+             ("updates/s achieved", ("update_to_phase", "achieved_rate_per_s")),
+             ("synced again s", ("relist", "synced_again_s")), ("list after s", ("relist", "list_floor_after_s"))),
+}
+
+
+def details(doc: dict[str, Any]) -> list[str]:
+    """One line per figure and side with the figures behind the rows (seconds, counts, rates)."""
+    lines = []
+    for name, keys in DETAILS.items():
+        fig = doc["figures"].get(name) or {}
+        for side in ("before", "after"):
+            got = (fig.get(side) or {}).get("figures")
+            if got:
+                text = ", ".join(f"{label} {_get(got, *path)}" for label, path in keys)
+                lines.append(f"{name} ({side}): {text}")
+    return lines

@@ -20,7 +20,8 @@ is 2.2 GB and takes minutes per side to write and serve; the size is printed in 
 Every child is bounded by a timeout; once ``--time-budget`` is spent, the remaining
 figures are skipped (said in the row).
 
-Options: ``--quick``, ``--before REV``, ``--skip-cluster`` (no kube-apiserver: the live rows
+Options: ``--quick``, ``--before REV``, ``--after REV`` (default this tree; ``--before X
+--after X`` measures a revision against itself, the noise floor of a pairing), ``--skip-cluster`` (no kube-apiserver: the live rows
 say skipped), ``--only snapshot,warm,...``, ``--output PATH`` (default
 ``benchmarks/results/targets.json``, gitignored), ``--time-budget S``, ``--seed``.
 Progress goes to stderr, the table to stdout.
@@ -53,10 +54,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="small sizes and short loops (a few minutes)")
     p.add_argument("--before", default=DEFAULT_BEFORE, help=f"revision measured as 'before' ({DEFAULT_BEFORE}; "
                                                              "none: only this tree)")
+    p.add_argument("--after", default=None, help="revision measured as 'after' (default: this working tree; "
+                                                  "--before REV --after REV measures a revision against itself)")
     p.add_argument("--skip-cluster", action="store_true", help="no real control plane: live rows skipped")
     p.add_argument("--only", default=",".join(ORDER), help="figures to run, comma-separated")
     p.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    p.add_argument("--time-budget", type=float, default=None, help="seconds (1500; --quick: 420)")
+    p.add_argument("--time-budget", type=float, default=None, help="seconds (1500; --quick: 720)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--figure", help=argparse.SUPPRESS)  # child process: run one figure
     p.add_argument("--params", help=argparse.SUPPRESS)
@@ -97,22 +100,23 @@ def log(message: str, t0: float = time.monotonic()) -> None:
 class Sides:
     """The code roots measured: ``after`` (this tree) and optionally ``before`` (a worktree of a revision)."""
 
-    def __init__(self, before: str | None, scratch: Path) -> None:
-        self.roots: dict[str, Path] = {"after": REPO}
-        self.rev = before
-        self._worktree: Path | None = None
+    def __init__(self, before: str | None, scratch: Path, *, after: str | None = None) -> None:
+        self._worktrees: list[Path] = []
+        self.roots: dict[str, Path] = {}
         if before:
-            path = scratch / "before"
-            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), before], check=True,
-                           capture_output=True, timeout=120)
-            self._worktree = path
-            self.roots = {"before": path, "after": REPO}
+            self.roots["before"] = self._checkout(before, scratch / "before")
+        self.roots["after"] = self._checkout(after, scratch / "after") if after else REPO
+
+    def _checkout(self, rev: str, path: Path) -> Path:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), rev], check=True,
+                       capture_output=True, timeout=120)
+        self._worktrees.append(path)
+        return path
 
     def close(self) -> None:
-        if self._worktree is not None:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(self._worktree)],
+        while self._worktrees:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(self._worktrees.pop())],
                            capture_output=True, timeout=120)
-            self._worktree = None
 
     def run(self, side: str, name: str, params: dict[str, Any], scratch: Path, timeout: float) -> dict[str, Any]:
         """One figure in a child process with ``side``'s server code first on ``PYTHONPATH``."""
@@ -149,17 +153,18 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.target_figures import run_child
 
         return run_child(args.figure, json.loads(args.params), args.result)
-    budget = args.time_budget or (420.0 if args.quick else 1500.0)
+    budget = args.time_budget or (720.0 if args.quick else 1500.0)
     started = time.monotonic()
     figures = plan(args.quick, args.seed)
     before = None if args.before.lower() in ("", "none") else args.before
     doc: dict[str, Any] = {"command": "python -m benchmarks.targets " + " ".join(sys.argv[1:] if argv is None else argv),
-                           "machine": machine.describe(), "quick": args.quick, "before": before, "figures": {}}
+                           "machine": machine.describe(), "quick": args.quick, "before": before,
+                           "after": args.after or "this tree", "figures": {}}
     log(f"load average {doc['machine']['load_average_start']}; before: {before or '(none)'}; "
         f"{'quick sizes' if args.quick else 'full sizes'}; budget {budget:.0f} s")
     with tempfile.TemporaryDirectory(prefix="wmap-targets-") as tmp:
         scratch = Path(tmp)
-        sides = Sides(before, scratch)
+        sides = Sides(before, scratch, after=args.after)
         try:
             for index, name in enumerate(n for n in ORDER if n in args.figures):
                 doc["figures"][name] = run_figure(name, figures[name], sides, scratch, args, index,
