@@ -108,8 +108,16 @@ class Sides:
         self.roots["after"] = self._checkout(after, scratch / "after") if after else REPO
 
     def _checkout(self, rev: str, path: Path) -> Path:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), rev], check=True,
-                       capture_output=True, timeout=120)
+        """A temporary worktree of ``rev`` at ``path``.
+
+        Raises:
+            SystemExit: git could not check ``rev`` out (its message is given).
+        """
+        done = subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), rev],
+                              capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            self.close()
+            raise SystemExit(f"cannot check out revision {rev!r} into a worktree: {done.stderr.strip()[-400:]}")
         self._worktrees.append(path)
         return path
 
