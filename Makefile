@@ -100,8 +100,11 @@ test: install lint cluster-bin browser image-tools
 unit: install
 	$(PY) -m pytest -m "not cluster"
 
+# every figure, then the issue-23 targets table before (BEFORE, a revision) and after (this tree);
+# BENCH_ARGS=--quick for small sizes
+BEFORE ?= 37857a9
 bench: install
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks --before $(BEFORE) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .import_linter_cache

@@ -3,7 +3,11 @@
 Options: ``--sizes 500,5000,20000`` (clusters for the query and RSS figures), ``--quick``
 (small sizes and short loops, about two minutes), ``--skip-cluster`` (no kube-apiserver),
 ``--output PATH`` (default ``benchmarks/results/latest.json``), ``--seed``, ``--sample``,
-``--cluster-pods``, ``--updates``, ``--update-rate``, ``--load-budget``.
+``--cluster-pods``, ``--updates``, ``--update-rate``, ``--load-budget``; ``--skip-targets``, ``--before REV``.
+
+At the end the issue-23 targets table is printed (``python -m benchmarks.targets``, with
+the same ``--quick`` and ``--skip-cluster``, and ``--before``): about 25 more minutes at
+full sizes, a few with ``--quick``; ``--skip-targets`` leaves it out.
 
 Every loop is bounded in count and time; the run aims at under 10 minutes on 2 cores
 (``--time-budget``). The real control-plane figures run first; the API-server load gets
@@ -43,6 +47,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--load-budget", type=float, default=None, help="seconds allowed to load the API server (150)")
     p.add_argument("--sample", type=int, default=None,
                    help="workloads in the cold-resolution sample and the memory cluster (500; --quick: 200)")
+    p.add_argument("--skip-targets", action="store_true",
+                   help="do not run the issue-23 targets table (python -m benchmarks.targets) at the end")
+    p.add_argument("--before", default=None, help="revision the targets table measures as 'before' "
+                                                  "(python -m benchmarks.targets --before; none: only this tree)")
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds the whole run aims at (570; --quick: 150); the API-server load and the "
                         "query loops shrink to fit")
@@ -185,7 +193,22 @@ def main(argv: list[str] | None = None) -> int:
     doc["targets"] = table.verdicts
     write_json(doc, args.output)
     print_report(doc, table, args.output)
+    if not args.skip_targets:
+        sys.stdout.flush()
+        return run_targets(args)
     return 0
+
+
+def run_targets(args: argparse.Namespace) -> int:
+    """``python -m benchmarks.targets`` with this run's ``--quick``, ``--skip-cluster`` and ``--before``."""
+    from benchmarks import targets
+
+    argv = ["--output", str(args.output.with_name("targets.json"))]
+    argv += ["--quick"] if args.quick else []
+    argv += ["--skip-cluster"] if args.skip_cluster else []
+    argv += ["--before", args.before] if args.before is not None else []
+    print()
+    return targets.main(argv)
 
 
 def attribution_check(cluster: Any, service: Any) -> dict[str, Any]:

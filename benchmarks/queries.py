@@ -62,8 +62,32 @@ GPU_SUMMARY = """query Summary {
 }"""
 
 
+SETTLE_S = 900.0
+"""Bound of the wait for every view to be materialized, seconds."""
+
+
 class QueryError(RuntimeError):
-    """A benchmark query did not return data."""
+    """A benchmark query did not return data, or the views it would read are not real resolutions."""
+
+
+async def settle(service: Any, timeout: float) -> None:
+    """Wait until every view is materialized and check that none is a budget error.
+
+    Raises:
+        QueryError: not settled within ``timeout`` seconds (with the progress), or some
+            resolutions exceeded the worker budget (the figures would time error views).
+    """
+    settled = await service.settled(timeout)
+    materializer = getattr(service, "materializer", None)
+    pool = materializer.pool if materializer is not None else None
+    timeouts = pool.timeouts if pool is not None else 0
+    if not settled:
+        resolved, known = service.progress()
+        raise QueryError(f"views not materialized within {timeout:g} s (resolved {resolved} of {known}; "
+                         f"{timeouts} resolutions over the worker budget)")
+    if timeouts or service.quarantined:
+        raise QueryError(f"{timeouts} resolutions exceeded the worker budget and {len(service.quarantined)} "
+                         "definitions were quarantined: the views are error views, not resolutions")
 
 
 async def _gql(client: httpx.AsyncClient, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -88,7 +112,7 @@ async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: flo
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=600) as client:
                 service = app.state.runtime.service
-                await service.settled(900)  # cold: every view materialized by the resolver pool
+                await settle(service, SETTLE_S)  # cold: every view materialized by the resolver pool
                 cold = time.perf_counter() - t0
                 views = service.workloads()
                 cold_pods = sum(len(v.all_pods()) for v in views)

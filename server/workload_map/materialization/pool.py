@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 
 Status = Literal["ok", "failed", "timeout", "crashed"]
 _KEYS: dict[int, tuple[Definition, str]] = {}
+START_TIMEOUT_S = 120.0
+"""Seconds a fresh worker may take to report ``worker.STARTED`` before it is replaced."""
 
 
 def usable_cores() -> int:
@@ -96,14 +98,15 @@ class _Item:
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "slot", "known", "batch", "deadline", "started")
+    __slots__ = ("process", "conn", "slot", "known", "batch", "deadline", "started", "ready")
 
     def __init__(self, process: Any, conn: Connection, slot: Any = None) -> None:
         self.process, self.conn, self.slot = process, conn, slot
         self.known: set[str] = set()
         self.batch: collections.deque[_Item] = collections.deque()
-        self.deadline = 0.0
+        self.deadline = time.monotonic() + START_TIMEOUT_S  # until ready: the start-up bound
         self.started = 0.0
+        self.ready = False  # worker.STARTED received: batches go only to ready workers
 
 
 def _expression_of(w: _Worker) -> str:
@@ -245,7 +248,7 @@ class ResolverPool:
             else:  # a caller awaits these: before the resolutions queued
                 self._pending.extendleft(reversed(items))
         self._assign()
-        busy = [w for w in self._workers if w.batch]
+        busy = [w for w in self._workers if w.batch or not w.ready]
         now = time.monotonic()
         timeout = max(0.0, min(w.deadline for w in busy) - now) if busy else None
         ready = wait([self._wake_recv, *[w.conn for w in busy]], timeout)
@@ -256,13 +259,34 @@ class ResolverPool:
                 continue
             w = next((w for w in busy if w.conn is conn), None)
             if w is not None:
-                self._receive(w)
+                if w.ready:
+                    self._receive(w)
+                else:
+                    self._started(w)
         now = time.monotonic()
-        for w in [w for w in self._workers if w.batch and w.deadline <= now]:
-            self._expire(w)
+        for w in [w for w in self._workers if w.deadline <= now and (w.batch or not w.ready)]:
+            if w.ready:
+                self._expire(w)
+            else:
+                self._start_failed(w, f"did not start within {START_TIMEOUT_S:g} s")
+
+    def _started(self, w: _Worker) -> None:
+        try:
+            message = w.conn.recv()
+        except (EOFError, OSError):
+            self._start_failed(w, "exited while starting")
+            return
+        w.ready = message == worker_module.STARTED
+        if not w.ready:
+            self._start_failed(w, f"sent {message!r} instead of {worker_module.STARTED!r}")
+
+    def _start_failed(self, w: _Worker, why: str) -> None:
+        self.crashes += 1
+        log.warning("resolver worker %s %s; starting another", w.process.pid, why)
+        self._replace(w)
 
     def _assign(self) -> None:
-        idle = [w for w in self._workers if not w.batch]
+        idle = [w for w in self._workers if w.ready and not w.batch]
         for index, w in enumerate(idle):
             if not self._pending:
                 break

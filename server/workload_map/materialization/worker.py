@@ -58,6 +58,10 @@ EXPRESSION_SLOT_BYTES = 512
 MEMORY_BUDGET_BYTES = 1024 * 1024 * 1024
 """Address space a worker may add to its size at start (1 GiB; issue 29 item 6)."""
 
+STARTED = "started"
+"""Sent once by a worker when it is ready for jobs: a fresh worker first imports the parent's
+``__main__`` module (forkserver and spawn do), which must not count against a job's budget."""
+
 OVER_MEMORY = f"exceeded its memory budget of {MEMORY_BUDGET_BYTES // 2**20} MiB"
 """The end of the error of a job that ran out of memory (the worker then exits and is replaced)."""
 
@@ -231,6 +235,7 @@ def main(conn: Connection, slot: Any = None) -> None:
     if slot is not None:
         _record_expressions(slot)
     definitions: dict[str, Definition] = {}
+    conn.send(STARTED)  # the parent's budget for our first batch starts now, not at the fork
     while True:
         try:
             new, jobs = conn.recv()

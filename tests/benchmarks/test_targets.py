@@ -1,0 +1,82 @@
+"""``python -m benchmarks.targets``: a small run through its child processes, and the verdicts.
+
+No timing assertion: the run's figures are checked for shape and for the values fixed by
+its inputs (workloads generated, changes applied); the verdict logic on figures written
+by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.target_rows import ROWS, render, verdicts
+from benchmarks.targets import parse_args
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_small_run_after_only(tmp_path: Path) -> None:
+    out = tmp_path / "targets.json"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.targets", "--quick", "--before", "none",
+                           "--skip-cluster", "--only", "warm,churn,live", "--output", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    warm = doc["figures"]["warm"]["after"]
+    assert "error" not in warm, warm
+    assert warm["figures"]["workloads_listed"] == 500  # --quick size of the warm figure
+    assert warm["figures"]["cold_service_pass"]["workloads"] == 500
+    assert "before" not in doc["figures"]["warm"]
+    churn = doc["figures"]["churn"]["after"]["figures"]
+    assert churn["changes"] == 3000 and churn["relevant"] == 1500  # 1,000/s for 3 s, every other change relevant
+    assert churn["marked_nothing"] > 0
+    assert doc["figures"]["live"] == {"params": doc["figures"]["live"]["params"], "skipped": "--skip-cluster"}
+    rows = {r["target"]: r for r in doc["targets"]}
+    assert len(rows) == len(ROWS)
+    assert rows["warm one workload p99"]["after"] == warm["figures"]["one_workload_ms"]["p99"]
+    assert rows["warm one workload p99"]["size"] == "500 workloads"
+    assert rows["relist after API server restart / raw list"]["notes"] == ["skipped: --skip-cluster"]
+    assert rows["describe -f big file, peak RSS"]["notes"] == ["not run"]
+    assert "QUICK: every size reduced" in proc.stdout and "targets:" in proc.stdout
+
+
+def _doc(figures: dict) -> dict:
+    return {"machine": {"date": "d", "cpu_model": "c", "cores": 2, "python": "3.11", "load_average_start": [1, 1, 1]},
+            "quick": False, "before": "abc", "figures": figures}
+
+
+def test_verdicts_judge_after_and_keep_before() -> None:
+    side = {"load_end": [3.5, 2, 1]}
+    doc = _doc({
+        "warm": {"params": {"workloads": 20000},
+                 "before": {**side, "figures": {"one_workload_ms": {"p99": 9.0},
+                                                "cold_service_pass": {"workloads_per_s": 600}}},
+                 "after": {**side, "figures": {"one_workload_ms": {"p99": 2.5},
+                                               "cold_service_pass": {"workloads_per_s": 4999}}}},
+        "cli": {"params": {"big_workloads": 10000},
+                "before": {**side, "error": "TimeoutExpired: boom"},
+                "after": {**side, "figures": {"big_peak_rss_bytes": 300_000_000}}},
+    })
+    rows = {r["target"]: r for r in verdicts(doc)}
+    one = rows["warm one workload p99"]
+    assert (one["before"], one["after"], one["met"], one["size"]) == (9.0, 2.5, True, "20,000 workloads")
+    assert one["load_before"] == one["load_after"] == "3.5"
+    cold = rows["cold resolution, 2 workers (lifespan start to every view)"]
+    assert cold["met"] is False  # 4,999 < 5,000 workloads/s
+    rss = rows["describe -f big file, peak RSS"]
+    assert (rss["before"], rss["after"], rss["met"]) == (None, 300.0, False)  # 300 MB > 250 MB
+    assert rss["notes"] == ["before failed: TimeoutExpired: boom"]
+    assert rows["ready / parse floor, snapshot"]["met"] is None
+    text = render({**doc, "targets": list(rows.values())})
+    assert "NOT met" in text and "before failed: TimeoutExpired: boom" in text
+
+
+def test_only_rejects_unknown_figures() -> None:
+    import pytest
+
+    with pytest.raises(SystemExit):
+        parse_args(["--only", "warm,bogus"])
+    assert parse_args(["--only", "warm, cli"]).figures == ["warm", "cli"]
