@@ -91,8 +91,8 @@ def cli(p: dict[str, Any]) -> dict[str, Any]:
     startup.run_once(small, env)
     runs = [startup.run_once(small, env) for _ in range(int(p["repeats"]))]
     out: dict[str, Any] = {"small_file": startup.SMALL_FILE.name, "repeats": len(runs),
-                           "small_wall_median_s": round(statistics.median(w for w, _ in runs), 3),
-                           "small_cpu_median_s": round(statistics.median(c for _, c in runs), 3)}
+                           "small_wall_median_s": round(statistics.median(r[0] for r in runs), 3),
+                           "small_cpu_median_s": round(statistics.median(r[1] for r in runs), 3)}
     big = [*startup.wmap_command(), "describe", "-f", str(p["big"]), "-o", "json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()

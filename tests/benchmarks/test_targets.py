@@ -18,6 +18,18 @@ from benchmarks.targets import parse_args
 REPO = Path(__file__).resolve().parents[2]
 
 
+def test_the_cli_figure_runs_wmap_and_reads_its_runs(tmp_path: Path) -> None:
+    """The cli figure over the bundled sample as both the small and the "big" file: three wmap runs, exit 0."""
+    from benchmarks import startup
+    from benchmarks.target_figures import cli
+
+    figures = cli({"repeats": 1, "big": str(startup.SMALL_FILE), "timeout": 120})
+    assert figures["repeats"] == 1 and figures["small_file"] == startup.SMALL_FILE.name
+    assert figures["big_exit"] == 0, figures.get("big_error")
+    assert figures["small_wall_median_s"] > 0 and figures["small_cpu_median_s"] > 0
+    assert figures["big_peak_rss_bytes"] > 0
+
+
 def test_small_run_after_only(tmp_path: Path) -> None:
     out = tmp_path / "targets.json"
     proc = subprocess.run([sys.executable, "-m", "benchmarks.targets", "--quick", "--before", "none",
