@@ -62,7 +62,7 @@ def parse_fast_path(expression: str) -> FastPath | None:
         return None
     try:
         return FastPath(tree, _compile(tree, frozenset()))
-    except _Refused:
+    except (_Refused, RecursionError):
         return None
 
 
