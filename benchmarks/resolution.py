@@ -157,9 +157,9 @@ def _timers() -> Iterator[dict[str, float]]:
             acc["jq_calls"] += perf() - t0
             acc["calls"] += 1
 
-    def timed_eval(self: Any, value: Any) -> Any:
+    def timed_eval(self: Any, value: Any, limit: int | None = None) -> Any:
         t0 = perf()
-        out = orig_eval(self, value)
+        out = orig_eval(self, value, limit)
         acc["fast_path"] += perf() - t0
         if out is not None:
             acc["fast_hits"] += 1

@@ -206,7 +206,7 @@ class JqProgram:
         """
         doc = doc if isinstance(doc, Document) else Document(doc)
         if self.fast is not None:
-            outputs = self.fast.evaluate(doc.value)
+            outputs = self.fast.evaluate(doc.value, MAX_RESULTS)
             if outputs is not None:
                 if len(outputs) >= MAX_RESULTS:
                     raise self._cap_error()
@@ -224,7 +224,7 @@ class JqProgram:
         """
         doc = doc if isinstance(doc, Document) else Document(doc)
         if self.fast is not None:
-            outputs = self.fast.evaluate(doc.value)
+            outputs = self.fast.evaluate(doc.value, 1)
             if outputs is not None:
                 return outputs[0] if outputs else default
         outputs = doc.batched(self.expression)

@@ -47,10 +47,20 @@ class FastPath:
         self.tree = tree
         self._run = run
 
-    def evaluate(self, value: Any) -> list[Any] | None:
-        """Every output of the expression on ``value``, or ``None`` to defer to C jq."""
+    def evaluate(self, value: Any, limit: int | None = None) -> list[Any] | None:
+        """Every output of the expression on ``value``, or ``None`` to defer to C jq.
+
+        ``limit``: stop after that many outputs (the list then has exactly ``limit``), as C
+        jq's iteration stops: ``first`` asks for 1, ``all`` for the result cap, so
+        ``.a[] as $x | .a[] as $y | .a[]`` over 1,000 items is 1,000 steps, not 10^9.
+        """
         try:
-            return [jv.output(v) for v in self._run(value, {})]
+            outputs = []
+            for v in self._run(value, {}):
+                outputs.append(jv.output(v))
+                if len(outputs) == limit:
+                    break
+            return outputs
         except (GiveUp, JqError, RecursionError, TypeError, ValueError, OverflowError):
             return None
 
@@ -62,7 +72,7 @@ def parse_fast_path(expression: str) -> FastPath | None:
         return None
     try:
         return FastPath(tree, _compile(tree, frozenset()))
-    except _Refused:
+    except (_Refused, RecursionError):
         return None
 
 

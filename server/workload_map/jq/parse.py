@@ -47,16 +47,22 @@ class _Refused(Exception):
 
 
 def parse(expression: str) -> Node | None:
-    """The tree of ``expression`` (module docstring), or ``None`` when outside the subset."""
-    tokens = lex(expression)
-    if not tokens:
-        return None
-    parser = _Parser(tokens)
+    """The tree of ``expression`` (module docstring), or ``None`` when outside the subset.
+
+    Nesting deeper than Python's recursion limit (``((((...))))`` ten thousand deep) is
+    outside the subset too: C jq then reports it itself (``memory exhausted``, a
+    :class:`~workload_map.errors.JqCompileError` naming the field) instead of a
+    ``RecursionError`` escaping registration.
+    """
     try:
+        tokens = lex(expression)
+        if not tokens:
+            return None
+        parser = _Parser(tokens)
         node = parser.pipe()
         if parser.pos != len(tokens):
             return None
-    except (_Refused, IndexError):
+    except (_Refused, IndexError, RecursionError):
         return None
     return node
 

@@ -60,15 +60,23 @@ unterminated string or interpolation)."""
 
 UNDECODABLE = "\x00undecodable"
 """The value of a ``string`` token whose escapes do not decode."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+TOO_DEEP: Token = ("unknown", "\x00too deep")
+"""The only token of a source nested deeper than the lexer's recursion can follow."""
 
 
 def lex(text: str) -> list[Token]:
     """The tokens of jq source ``text`` (whitespace and comments left out); never raises.
 
     The one jq lexer: the static checks here and the read-path analysis
-    (:mod:`workload_map.jq.reads`) both read its tokens.
+    (:mod:`workload_map.jq.reads`) both read its tokens. String interpolations nested
+    deeper than Python's recursion limit give the single token :data:`TOO_DEEP`: no
+    reader of the tokens understands it (:func:`forbidden_constructs` refuses it).
     """
-    return _lex(text, 0)[0]
+    try:
+        return _lex(text, 0)[0]
+    except RecursionError:
+        return [TOO_DEEP]
 
 
 def _lex(text: str, pos: int, *, in_interp: bool = False) -> tuple[list[Token], int]:
@@ -123,10 +131,17 @@ def _string(text: str, start: int, tokens: list[Token]) -> int:
 
 
 def _decoded(parts: list[str]) -> str:
-    """The value of the literal characters ``parts`` of a string, or :data:`UNDECODABLE`."""
+    r"""The value of the literal characters ``parts`` of a string, or :data:`UNDECODABLE`.
+
+    A ``\uXXXX`` escape of a lone surrogate half (U+D800..U+DFFF not in a pair) is
+    undecodable here: C jq refuses a lone high half (``Invalid \uXXXX\uXXXX surrogate
+    pair escape``) and turns a lone low half into U+FFFD, while ``json.loads`` keeps it.
+    """
     try:
         value: str = json.loads('"' + "".join(parts) + '"')
     except ValueError:
+        return UNDECODABLE
+    if _SURROGATE.search(value):
         return UNDECODABLE
     return value
 
@@ -138,6 +153,8 @@ def forbidden_constructs(expression: str) -> list[str]:
     reported once per distinct reason, in order of first appearance.
     """
     tokens = lex(expression)
+    if tokens == [TOO_DEEP]:
+        return ["string interpolations are nested too deeply to check"]
     reasons: list[str] = []
     for _, kind, value, call in _walk(tokens):
         reason = None
