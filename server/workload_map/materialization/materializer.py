@@ -205,7 +205,7 @@ class Materializer:
             if obj is not None and _group_kind(obj) in covered:  # a changed holder of a conflicting uid: itself only
                 self._mark(self.service.key_of(obj) if index == 0 and event.type == "MODIFIED" else uid)
         first = event.root_uids[0] if event.root_uids else None
-        if first and event.type != "MODIFIED" and event.gvk.kind != "Pod":
+        if first and event.type != "MODIFIED":  # a pod too: a LeaderWorkerSet's leader pod owns its worker StatefulSet
             for child in self.service.reader.descendants(first):  # top-level status may flip below
                 if _group_kind(child) in covered:
                     self._mark(str(child.get("metadata", {}).get("uid", "")))
