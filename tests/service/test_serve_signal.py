@@ -74,7 +74,12 @@ def test_sigterm_stops_the_server_while_a_worker_loops(tmp_path: Path) -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
+        # /livez answers while the snapshot loads and b resolves: wait (bounded) until b is done
+        deadline = time.monotonic() + 30
         ready = httpx.get(f"http://127.0.0.1:{port}/readyz?verbose", timeout=2)
+        while "[-]views resolved 1 of 2" not in ready.text and time.monotonic() < deadline:
+            time.sleep(0.1)
+            ready = httpx.get(f"http://127.0.0.1:{port}/readyz?verbose", timeout=2)
         assert ready.status_code == 503 and "[-]views resolved 1 of 2" in ready.text  # b done, a looping (60 s)
         children = _descendants(process.pid)
         assert len(children) >= 3  # the fork server and 2 workers at least

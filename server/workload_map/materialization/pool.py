@@ -7,23 +7,21 @@ ends only that child. Why one dispatcher thread: it waits on every worker pipe a
 are enforced without a thread per worker and without touching the event loop. Results are
 handed to ``deliver`` (the service posts them to the loop with ``call_soon_threadsafe``).
 
-* Jobs go out in batches (``batch`` per message) to amortise the pipe round trip; the worker
-  replies per job and the deadline of the batch restarts at each reply, so the budget
-  (``timeout_s``) is per resolution. On a timeout the worker is killed and replaced, the job
-  gets a ``timeout`` outcome and the rest of its batch is requeued at the front.
-* A worker that dies mid-job (signal, jq crash): that job is retried once on a fresh worker,
-  then gets a ``crashed`` outcome; the rest of the batch is requeued.
-* Definitions are sent once per worker, keyed by content (:func:`definition_key`).
+* Jobs go out in batches (``batch`` per message, the queue spread over the idle and the
+  starting workers) to amortise the pipe round trip; a worker replies per job and the
+  budget (``timeout_s``, per resolution) restarts at each reply. On a timeout the worker is
+  killed and replaced, the job gets a ``timeout`` outcome and the rest of its batch is
+  requeued at the front. A worker that dies mid-job (signal, jq crash): that job is retried
+  once on a fresh worker, then gets a ``crashed`` outcome. Definitions are sent once per
+  worker, keyed by content (:func:`definition_key`).
 * Calls (:meth:`ResolverPool.call`: the registration trial's and the studio's jobs,
   ``worker.TrialJob`` and ``worker.StudioJob``) run on the same workers under the same
   budget, kill and crash policy; they go to the front of the queue (a caller awaits them)
   and their outcomes go to the callback given with them instead of ``deliver``.
-* Start method ``forkserver`` with this package's worker preloaded: safe with threads
-  around (the server has some), and a replacement starts in milliseconds. Starting the
-  fork server itself costs 0.2-0.7 s, too much for a one-shot command: the offline CLI's
-  :class:`BlockingResolver` forks its worker directly (``fork``, a few milliseconds, the
-  parent's imports and compiled jq programs inherited), with the same worker code, budget
-  and timeout error.
+* Start method ``forkserver``, this package's worker preloaded: safe with threads around,
+  a replacement starts in milliseconds. The fork server's own start (0.2-0.7 s) is too
+  much for a one-shot command: the offline CLI's :class:`BlockingResolver` forks its worker
+  directly (``fork``: the parent's imports and compiled jq programs inherited).
 """
 
 from __future__ import annotations
@@ -287,10 +285,11 @@ class ResolverPool:
 
     def _assign(self) -> None:
         idle = [w for w in self._workers if w.ready and not w.batch]
+        starting = sum(1 for w in self._workers if not w.ready)  # their share waits until they are ready
         for index, w in enumerate(idle):
             if not self._pending:
                 break
-            share = -(-len(self._pending) // (len(idle) - index))  # spread over the idle workers
+            share = -(-len(self._pending) // (len(idle) - index + starting))
             items = [self._pending.popleft() for _ in range(max(1, min(self.batch, share)))]
             new = {}
             for item in items:
