@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 import tempfile
@@ -353,6 +354,18 @@ ONE_PODS = """query One($ns: String, $group: String!, $kind: String!, $name: Str
 }"""
 
 
+async def pod_phases(client: Any, identity: tuple[str | None, str, str, str]) -> dict[str, str]:
+    """``{pod name: phase}`` of one workload (namespace, group, kind, name) over GraphQL (:data:`ONE_PODS`).
+
+    ``client`` is an ``httpx.AsyncClient`` on the app; ``{}`` when the workload is not (yet) known.
+    """
+    ns, group, kind, name = identity
+    r = await client.post("/graphql", json={"query": ONE_PODS, "variables": {
+        "ns": ns, "group": group, "kind": kind, "name": name}})
+    wl = (r.json().get("data") or {}).get("workload")
+    return {p["name"]: p["phase"] for p in (wl or {}).get("pods", [])}
+
+
 def _plan_updates(pods: list[LoadedPod], count: int) -> list[tuple[LoadedPod, str]]:
     """Each pod at most once: Pending -> Running first, then Running -> Succeeded."""
     pending = [p for p in pods if p.phase == "Pending"]
@@ -391,13 +404,7 @@ async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: floa
             ready_s = time.monotonic() - t0
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
                                          timeout=60) as client:
-                async def query(identity: tuple[str | None, str, str, str]) -> dict[str, str]:
-                    ns, group, kind, name = identity
-                    r = await client.post("/graphql", json={"query": ONE_PODS, "variables": {
-                        "ns": ns, "group": group, "kind": kind, "name": name}})
-                    body = r.json()
-                    wl = (body.get("data") or {}).get("workload")
-                    return {p["name"]: p["phase"] for p in (wl or {}).get("pods", [])}
+                query = functools.partial(pod_phases, client)
 
                 # No warm-up: every update bumps its workload's version, so each GraphQL answer
                 # re-resolves that workload anyway (that cost is part of the figure).

@@ -186,14 +186,11 @@ async def app_livez_and_churn(cp: Any, plan: list[Any], *, rates: list[float], u
 
                 async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
                                              timeout=60) as client:
-                    from benchmarks.cluster import ONE_PODS
+                    import functools
 
-                    async def query(identity: tuple[str | None, str, str, str]) -> dict[str, str]:
-                        ns, group, kind, name = identity
-                        r = await client.post("/graphql", json={"query": ONE_PODS, "variables": {
-                            "ns": ns, "group": group, "kind": kind, "name": name}})
-                        wl = (r.json().get("data") or {}).get("workload")
-                        return {p["name"]: p["phase"] for p in (wl or {}).get("pods", [])}
+                    from benchmarks.cluster import pod_phases
+
+                    query = functools.partial(pod_phases, client)
 
                     for i, rate in enumerate(rates):
                         part = plan[i * updates:(i + 1) * updates]
