@@ -107,12 +107,12 @@ async def _gql(client: httpx.AsyncClient, query: str, variables: dict[str, Any] 
 
 
 async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: float, min_count: int = 3,
-              seed: int = 11) -> dict[str, Any]:
-    """Every warm-latency figure for one cluster (see module docstring)."""
+              seed: int = 11, budget_s: float = BUDGET_S) -> dict[str, Any]:
+    """Every warm-latency figure for one cluster (see module docstring); ``budget_s``: the resolution budget, s."""
     rng = random.Random(seed)
     ids = cluster.identities()
     with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
-        app = create_app(Settings(state_dir=Path(state), resolver=ResolverSettings(timeout_s=BUDGET_S)),
+        app = create_app(Settings(state_dir=Path(state), resolver=ResolverSettings(timeout_s=budget_s)),
                          reader=reader)
         t0 = time.perf_counter()
         async with app.router.lifespan_context(app):

@@ -31,7 +31,7 @@ else:
     from benchmarks.generator import generate
     cluster = generate(20, seed=4)
     reader, _ = memory.load_reader(cluster)
-    figs = asyncio.run(queries.run(cluster, reader, max_count=6, max_seconds=5))
+    figs = asyncio.run(queries.run(cluster, reader, max_count=6, max_seconds=5, budget_s=2.0))  # the server default
     print(json.dumps(figs))
 '''
 
