@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 from workload_map.definitions.model import Definition
 from workload_map.definitions.validate import jq_fields
 from workload_map.jq.static import is_bounded
+from workload_map.materialization.outcomes import Outcome
 from workload_map.materialization.worker import Job, run_job
 
 if TYPE_CHECKING:  # the pool imports multiprocessing: only when a worker process is needed
-    from workload_map.materialization.pool import BlockingResolver, Outcome
+    from workload_map.materialization.pool import BlockingResolver
 
 
 class InlineResolver:
@@ -45,8 +46,6 @@ class InlineResolver:
 
     def resolve(self, jobs: list[tuple[Job, Definition]]) -> list[Outcome]:
         """Outcomes of ``jobs``: the bounded ones resolved here first, then the others in the worker."""
-        from workload_map.materialization.pool import Outcome
-
         here: list[tuple[Job, Definition]] = []
         rest: list[tuple[Job, Definition]] = []
         for job, definition in jobs:

@@ -44,11 +44,11 @@ registration (new generation) lifts it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.registry import Entry
@@ -60,7 +60,7 @@ from workload_map.resolution.dra import RESOURCE_CLAIM
 from workload_map.resolution.readsets import ReadSets
 from workload_map.resolution.resolver import failed_view
 from workload_map.materialization.claims import ClaimDependents
-from workload_map.materialization.pool import Outcome, ResolverPool, definition_key
+from workload_map.materialization.outcomes import Outcome, definition_key
 from workload_map.materialization.scheduler import DirtySet
 from workload_map.materialization.compaction import compact_view
 from workload_map.materialization.inline import InlineResolver
@@ -68,11 +68,26 @@ from workload_map.materialization.views import holder_key, uid_of_key
 from workload_map.materialization.worker import Job
 from workload_map.materialization.workset import WorkloadSet
 
+if TYPE_CHECKING:  # asyncio and the pool (multiprocessing) are imported by a background materializer only
+    import asyncio
+
+    from workload_map.materialization.pool import ResolverPool
+
 log = logging.getLogger(__name__)
 
 BATCH = 32
 PROGRESS_EVERY_S = 5.0
 RESCAN_YIELD_EVERY = 1_000
+
+
+class _Signal(Protocol):
+    """A set/clear flag: an ``asyncio.Event`` in the background, a ``threading.Event`` offline (never awaited)."""
+
+    def set(self) -> None: ...
+
+    def clear(self) -> None: ...
+
+    def wait(self) -> Any: ...
 
 
 class Materializer:
@@ -103,11 +118,19 @@ class Materializer:
         self._rescan = True
         self._changed_kinds: set[tuple[str, str]] = set()  # registered since the last rescan
         self._jobs: dict[str, Entry] = {}
-        self._wake = asyncio.Event()
-        self._settled = asyncio.Event()
         self._resolver = resolver
-        self._loop = asyncio.get_running_loop() if resolver is None else None
-        self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH) if resolver is None else None
+        self._wake: _Signal = threading.Event()
+        self._settled: _Signal = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pool: ResolverPool | None = None
+        if resolver is None:
+            import asyncio
+
+            from workload_map.materialization.pool import ResolverPool
+
+            self._wake, self._settled = asyncio.Event(), asyncio.Event()
+            self._loop = asyncio.get_running_loop()
+            self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH)
         self._task: asyncio.Task[None] | None = None
         self._last_progress = 0.0
         self.claims = ClaimDependents()
@@ -141,6 +164,8 @@ class Materializer:
 
     async def stop(self) -> None:
         """Cancel the loop, unhook, and end the worker processes."""
+        import asyncio  # a background materializer only (see the imports)
+
         self.unhook()
         if self._task is not None:
             self._task.cancel()
@@ -181,6 +206,8 @@ class Materializer:
 
     async def settled(self, timeout: float | None = None) -> bool:
         """Wait until the first pass is done and nothing is dirty or in flight; False on timeout."""
+        import asyncio  # a background materializer only (see the imports)
+
         try:
             await asyncio.wait_for(self._settled.wait(), timeout)
         except TimeoutError:
@@ -268,6 +295,8 @@ class Materializer:
     # the loop
 
     async def _run(self) -> None:
+        import asyncio  # a background materializer only (see the imports)
+
         started = time.monotonic()
         while not self.service.reader.is_synced():
             await asyncio.sleep(0.05)
@@ -292,6 +321,8 @@ class Materializer:
         self._listening = True
 
     async def _do_rescan(self) -> None:
+        import asyncio  # a background materializer only (see the imports)
+
         for _ in self._rescan_steps():
             await asyncio.sleep(0)
 
@@ -319,6 +350,8 @@ class Materializer:
         self.known = len(found)
 
     async def _dispatch(self) -> None:
+        import asyncio  # a background materializer only (see the imports)
+
         limit = self.pool.size * BATCH * 2
         while len(self.dirty) and self.dirty.in_flight < limit:
             jobs = [job for uid in self.dirty.take(BATCH) if (job := self._job(uid)) is not None]

@@ -27,7 +27,6 @@ handed to ``deliver`` (the service posts them to the loop with ``call_soon_threa
 from __future__ import annotations
 
 import collections
-import hashlib
 import logging
 import multiprocessing
 import os
@@ -38,16 +37,17 @@ import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
 from workload_map.definitions.model import Definition
 from workload_map.materialization import worker as worker_module
+from workload_map.materialization.outcomes import Outcome, Status, definition_key
 from workload_map.materialization.worker import AnyJob, Job, StudioJob, TrialJob
+
+__all__ = ["BlockingResolver", "Outcome", "ResolverPool", "Status", "definition_key", "usable_cores"]
 
 log = logging.getLogger(__name__)
 
-Status = Literal["ok", "failed", "timeout", "crashed"]
-_KEYS: dict[int, tuple[Definition, str]] = {}
 START_TIMEOUT_S = 120.0
 """Seconds a fresh worker may take to report ``worker.STARTED`` before it is replaced."""
 
@@ -58,33 +58,6 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
         return max(1, os.cpu_count() or 1)
-
-
-def definition_key(definition: Definition) -> str:
-    """A content key of ``definition`` (sha1 of its pickle), memoized per object."""
-    hit = _KEYS.get(id(definition))
-    if hit is not None and hit[0] is definition:
-        return hit[1]
-    key = hashlib.sha1(pickle.dumps(definition), usedforsecurity=False).hexdigest()
-    _KEYS[id(definition)] = (definition, key)
-    return key
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The result of one job: ``view`` (status ok) or ``error`` (failed/timeout/crashed).
-
-    ``view`` is the job's result: a ``WorkloadView`` for a resolution, see
-    ``workload_map.materialization.worker`` for the other job types.
-
-    ``seconds`` is the time spent in the worker (ok/failed) or until the job was given up.
-    """
-
-    uid: str
-    status: Status
-    view: Any
-    error: str | None
-    seconds: float
 
 
 @dataclass(slots=True)

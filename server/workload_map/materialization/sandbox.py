@@ -23,13 +23,18 @@ replaced, exactly as for a resolution.
 from __future__ import annotations
 
 import atexit
-import asyncio
 import itertools
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from workload_map.errors import CacheNotReady
-from workload_map.materialization.pool import BlockingResolver, Outcome, ResolverPool
-from workload_map.materialization.worker import StudioJob, TrialJob
+
+if TYPE_CHECKING:  # asyncio and the pool (multiprocessing): imported where a job runs, not by an idle sandbox
+    import asyncio
+
+    from workload_map.materialization.outcomes import Outcome
+    from workload_map.materialization.pool import BlockingResolver, ResolverPool
+    from workload_map.materialization.worker import StudioJob, TrialJob
 
 _OFFLINE: dict[float, BlockingResolver] = {}
 _IDS = itertools.count(1)
@@ -39,6 +44,8 @@ def offline_worker(timeout_s: float) -> BlockingResolver:
     """The process's blocking resolver of budget ``timeout_s`` for sandboxes without their own."""
     worker = _OFFLINE.get(timeout_s)
     if worker is None:
+        from workload_map.materialization.pool import BlockingResolver
+
         worker = _OFFLINE[timeout_s] = BlockingResolver(1, timeout_s)
         atexit.register(worker.close)
     return worker
@@ -89,6 +96,8 @@ class Sandbox:
         Raises:
             CacheNotReady: the pool was detached (the server stopping) before every outcome came.
         """
+        import asyncio
+
         if not jobs:
             return []
         pool, loop = self._pool, self._loop

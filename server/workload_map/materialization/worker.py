@@ -34,15 +34,11 @@ worker asks the kernel to kill it when its parent (the fork server) dies
 
 from __future__ import annotations
 
-import ctypes
-import resource
-import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.definitions.model import Definition
 from workload_map.jq import set_evaluation_tracer
@@ -50,6 +46,9 @@ from workload_map.jq.trial import slowest_evaluation
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, resolve
 from workload_map.resolution.nesting import Nested
 from workload_map.resolution.studio import evaluate as studio_evaluate
+
+if TYPE_CHECKING:  # ctypes, resource and signal are imported by a worker process's main(): the offline CLI
+    from multiprocessing.connection import Connection  # runs jobs in process (run_job) and needs none of them
 
 PR_SET_PDEATHSIG = 1
 EXPRESSION_SLOT_BYTES = 512
@@ -71,6 +70,8 @@ def limit_memory(budget: int = MEMORY_BUDGET_BYTES) -> int:
 
     Linux reads the current size from ``/proc/self/statm``; elsewhere nothing is capped (0).
     """
+    import resource
+
     try:
         with open("/proc/self/statm", encoding="ascii") as statm:
             size = int(statm.read().split()[0]) * resource.getpagesize()
@@ -173,6 +174,9 @@ AnyJob = Job | TrialJob | StudioJob
 
 
 def _die_with_parent() -> None:
+    import ctypes
+    import signal
+
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the parent still kills workers at shutdown
@@ -225,6 +229,8 @@ def main(conn: Connection, slot: Any = None) -> None:
         slot: optional shared ``c_char`` array of ``EXPRESSION_SLOT_BYTES``: the jq
             expression being evaluated is recorded there (emptied before each job).
     """
+    import signal
+
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server; it ends us
     # a forked worker inherits its parent's Python handlers (an embedding server's SIGTERM

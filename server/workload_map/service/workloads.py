@@ -22,7 +22,6 @@ service shares with its materializer.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from typing import Any, Callable, Iterable, Mapping
@@ -98,6 +97,8 @@ class WorkloadService(WorkloadReads):
         if self._materializer is None:
             if self._offline is not None:  # read before the start: the background one takes over
                 self._offline.unhook()
+            import asyncio  # here: an offline service (the one-shot CLI) never starts
+
             from workload_map.materialization.pool import usable_cores
 
             self.workers = self.workers or usable_cores()
