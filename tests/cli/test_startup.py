@@ -62,6 +62,21 @@ def test_an_offline_command_imports_no_server_only_package(argv: list[str]) -> N
     assert (code, loaded) == ("0", "")
 
 
+# what `describe -f` of a file whose definitions are all bounded (resolved in process, no
+# worker) must leave out: the server's event loop and the worker pool's process machinery
+OFFLINE_UNUSED = ("asyncio", "multiprocessing", "multiprocessing.connection", "concurrent.futures", "ssl",
+                  "socket", "subprocess", "selectors", "ctypes", "resource", "workload_map.materialization.pool")
+
+
+@pytest.mark.parametrize("output", ["tree", "json", "yaml"])
+def test_describe_f_in_process_imports_no_event_loop_or_process_pool(output: str) -> None:
+    probe = PROBE.format(names=SERVER_ONLY + OFFLINE_UNUSED)
+    done = subprocess.run([sys.executable, "-c", probe, "describe", "-f", str(JOBSET_FILE), "-o", output],
+                          capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1) == ["0", "\n"]  # exit code 0 and none of them loaded
+
+
 def test_the_catalog_loads_with_the_jq_rule_deferred_and_checks_only_the_kinds_asked() -> None:
     catalog = load_catalog(default_catalog_dir(), defer_jq=True)
     assert len(catalog.unchecked) == len(catalog) == 35  # every entry waits for its jq rule
