@@ -13,15 +13,8 @@ changed, that became top-level or stopped being top-level, or whose definition n
 whose definition changed (``workload-map.run.ai/nested``) are marked dirty, so a
 registration re-resolves exactly the workloads it affects (and so emits feed events).
 
-Read sets: a ``MODIFIED`` event that changes no field any definition in force reads of a
-descendant (``workload_map.resolution.readsets``: old and new compared on that set) marks
-nothing, unless the object is a workload itself (its view publishes its resourceVersion).
-
-Shared ResourceClaims: a claim named by pods' ``spec.resourceClaims[].resourceClaimName`` has
-no owner, so its change reaches no workload through the owner graph. ``ClaimDependents``
-keeps (namespace, claim name) -> pods naming it, from pod events (rebuilt from the cache once
-synced); a claim event marks the covered objects on each such pod's owner chain. Claims
-generated from templates are owned by their pod and need nothing extra.
+Marking: ``workload_map.materialization.marking.EventMarking`` turns each cache event into
+marks (owner chain, read sets, shared ResourceClaims); this module runs the passes.
 
 Memory: once ready the first time, ``malloc_trim(0)`` runs in a thread
 (``workload_map.kube.memory``): the free memory of the initial lists and resolutions goes back.
@@ -52,18 +45,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.registry import Entry
-from workload_map.gvk import GVK, POD_GVK
+from workload_map.gvk import GVK
 from workload_map.kube.memory import release_free_memory
-from workload_map.kube.reader import ChangeEvent
-from workload_map.owners import owner_chain
-from workload_map.resolution.dra import RESOURCE_CLAIM
 from workload_map.resolution.readsets import ReadSets
 from workload_map.resolution.resolver import failed_view
-from workload_map.materialization.claims import ClaimDependents
 from workload_map.materialization.outcomes import Outcome, definition_key
 from workload_map.materialization.scheduler import DirtySet
 from workload_map.materialization.compaction import compact_view
 from workload_map.materialization.inline import InlineResolver
+from workload_map.materialization.marking import EventMarking
 from workload_map.materialization.views import holder_key, uid_of_key
 from workload_map.materialization.worker import Job
 from workload_map.materialization.workset import WorkloadSet
@@ -114,7 +104,6 @@ class Materializer:
         self.quarantines = 0
         self.known = 0  # top-level workloads found by the last rescan (+ added since)
         self.ready = False
-        self._listening = False
         self._rescan = True
         self._changed_kinds: set[tuple[str, str]] = set()  # registered since the last rescan
         self._jobs: dict[str, Entry] = {}
@@ -133,16 +122,16 @@ class Materializer:
             self._pool = ResolverPool(workers, timeout_s, self._post, batch=BATCH)
         self._task: asyncio.Task[None] | None = None
         self._last_progress = 0.0
-        self.claims = ClaimDependents()
-        self.skipped = 0  # MODIFIED events that changed no field a definition reads (marked nothing)
-        self._read_sets: tuple[int, ReadSets] | None = None
+        self.marking = EventMarking(service, self._mark)
+
+    @property
+    def skipped(self) -> int:
+        """``MODIFIED`` events that changed no field a definition reads (they marked nothing)."""
+        return self.marking.skipped
 
     def read_sets(self) -> ReadSets:
-        """The descendant read sets of the definitions in force (rebuilt per registry generation)."""
-        registry = self.service.registry
-        if self._read_sets is None or self._read_sets[0] != registry.generation:
-            self._read_sets = (registry.generation, ReadSets(e.definition for e in registry.entries()))
-        return self._read_sets[1]
+        """The descendant read sets of the definitions in force (``EventMarking.read_sets``)."""
+        return self.marking.read_sets()
 
     @property
     def pool(self) -> ResolverPool:
@@ -173,12 +162,12 @@ class Materializer:
         await asyncio.to_thread(self.pool.close)
 
     def _hook(self) -> None:
-        self.service.reader.add_listener(self._on_event)
+        self.service.reader.add_listener(self.marking.on_event)
         self.service.registry.add_listener(self._on_definitions)
 
     def unhook(self) -> None:
         """Stop following the reader and the registry (idempotent)."""
-        self.service.reader.remove_listener(self._on_event)
+        self.service.reader.remove_listener(self.marking.on_event)
         self.service.registry.remove_listener(self._on_definitions)
 
     def run_to_completion(self) -> None:
@@ -188,9 +177,9 @@ class Materializer:
         resolve only what changed since (see module docstring).
         """
         assert self._resolver is not None, "a background materializer runs in its loop task"
-        if not self._listening:
+        if not self.marking.listening:
             self._hook()
-            self._index_claims()
+            self.marking.start()
         while True:
             if self._rescan:
                 self._rescan = False
@@ -216,55 +205,8 @@ class Materializer:
 
     # hooks (synchronous, O(1)-ish: they only mark)
 
-    def _on_event(self, event: ChangeEvent) -> None:
-        if not self._listening:
-            return
-        if self._irrelevant(event):
-            self.skipped += 1
-            return
-        if event.gvk == POD_GVK:
-            self.claims.update(event.obj, deleted=event.type == "DELETED")
-        elif event.gvk.group_kind == RESOURCE_CLAIM.group_kind:
-            self._on_claim(event.obj)
-        covered = self.service.covered_group_kinds()
-        for index, uid in enumerate(event.root_uids):
-            obj: Mapping[str, Any] | None = event.obj if index == 0 else self.service.reader.by_uid(uid)
-            if obj is not None and _group_kind(obj) in covered:  # a changed holder of a conflicting uid: itself only
-                self._mark(self.service.key_of(obj) if index == 0 and event.type == "MODIFIED" else uid)
-        first = event.root_uids[0] if event.root_uids else None
-        if first and event.type != "MODIFIED":  # a pod too: a LeaderWorkerSet's leader pod owns its worker StatefulSet
-            for child in self.service.reader.descendants(first):  # top-level status may flip below
-                if _group_kind(child) in covered:
-                    self._mark(str(child.get("metadata", {}).get("uid", "")))
-
-    def _irrelevant(self, event: ChangeEvent) -> bool:
-        """True for a ``MODIFIED`` event that no view can see (``workload_map.resolution.readsets``).
-
-        The change must touch no field read of a descendant, and the object must not be a
-        workload itself (a root's view publishes its resourceVersion). Owner references are
-        read, so an irrelevant change leaves the object's top-level status as it was.
-        """
-        if event.type != "MODIFIED" or event.old is None:
-            return False
-        if self.read_sets().descendant_changed(event.gvk, event.old, event.obj):
-            return False
-        return not (event.gvk.group_kind in self.service.covered_group_kinds()
-                    and self.service.is_top_level(event.obj))
-
-    def _on_claim(self, claim: Mapping[str, Any]) -> None:
-        """Mark the workloads whose pods name the changed shared ``claim``."""
-        meta = claim.get("metadata") or {}
-        reader, covered = self.service.reader, self.service.covered_group_kinds()
-        for pod_uid in self.claims.pods_of(str(meta.get("namespace") or ""), str(meta.get("name") or "")):
-            pod = reader.by_uid(pod_uid)
-            if pod is None:
-                continue
-            for obj in (pod, *owner_chain(pod, reader.by_uid).ancestors):
-                if _group_kind(obj) in covered:
-                    self._mark(str(obj.get("metadata", {}).get("uid", "")))
-
     def _on_definitions(self, gvks: frozenset[GVK]) -> None:
-        self._read_sets = None  # derived again from the definitions now in force, on the next event
+        self.marking.definitions_changed()
         self._changed_kinds |= {g.group_kind for g in gvks}
         self._rescan = True
         self._settled.clear()
@@ -300,7 +242,7 @@ class Materializer:
         started = time.monotonic()
         while not self.service.reader.is_synced():
             await asyncio.sleep(0.05)
-        self._index_claims()
+        self.marking.start()
         log.info("informers synced after %.1f s: resolving every workload", time.monotonic() - started)
         while True:
             if self._rescan:
@@ -313,12 +255,6 @@ class Materializer:
                 await asyncio.to_thread(release_free_memory, collect=False)
             await self._wake.wait()
             self._wake.clear()
-
-    def _index_claims(self) -> None:
-        """Index the pods' shared claims (events before this point were not indexed); start listening."""
-        for pod in self.service.reader.list(POD_GVK):
-            self.claims.update(pod)
-        self._listening = True
 
     async def _do_rescan(self) -> None:
         import asyncio  # a background materializer only (see the imports)
@@ -450,8 +386,3 @@ class Materializer:
                      time.monotonic() - started)
         self._settled.set()
 
-
-def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
-    api_version = str(obj.get("apiVersion", ""))
-    group = api_version.rpartition("/")[0] if "/" in api_version else ""
-    return group, str(obj.get("kind", ""))
