@@ -18,12 +18,14 @@
 3. **Update to phase**: the app (``create_app`` with the admin kubeconfig: an
    ``InformerCache`` over every definition kind) runs in this process; a separate process
    PATCHes pod statuses (Pending -> Running, then Running -> Succeeded, each pod once) at a
-   fixed rate over 40 connections (the achieved rate is reported). Each update's delay is
-   the time from just before its PATCH is sent to the GraphQL ``workload { pods { name
-   phase } }`` response (issued as soon as the change reached the cache) that shows the new
-   phase. Both processes read ``CLOCK_MONOTONIC``. The delay is split at the moment the
-   cache applied the change (a wrapper on this reader's ``_deliver``) and the moment the
-   poller dequeued it (event-loop backlog).
+   fixed rate over 40 connections (the achieved rate is reported). Each update's delays
+   are from just before its PATCH is sent to (a) the first change-feed event of its
+   workload whose view shows the new phase (a subscriber: what the GraphQL subscription
+   and SSE read) and (b) the GraphQL ``workload { pods { name phase } }`` response, asked
+   at that feed event (backing off and asking again only while an answer does not show it
+   yet), that shows it. Both processes read ``CLOCK_MONOTONIC``. The delay is split at the
+   moment the cache applied the change (a wrapper on this reader's ``_deliver``), the
+   moment a raw cache-event consumer dequeued it (event-loop backlog) and the feed event.
 """
 
 from __future__ import annotations
@@ -429,12 +431,31 @@ async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: floa
     return out
 
 
+CONFIRM_TRIES = 8
+"""GraphQL queries of one update at most (the first right at its feed event, then backing off)."""
+CONFIRM_BACKOFF_S = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+"""Pause before each of the :data:`CONFIRM_TRIES` queries."""
+
+
 async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, str]], rate: float,
                  settle_s: float) -> dict[str, Any]:
-    """Send ``plan`` from the patcher process; follow each update to its GraphQL answer."""
+    """Send ``plan`` from the patcher process; follow each update to the change feed and its GraphQL answer.
+
+    A subscriber of the app's change feed (what the GraphQL subscription and SSE read) waits
+    for the first view of each update's workload showing the pod in its new phase; then one
+    GraphQL ``workload { pods }`` query confirms it (a few more, backing off, only when an
+    answer does not show it yet: at most :data:`CONFIRM_TRIES`). Polling the API from the
+    raw cache event instead (as before) put one query every 5 ms per update in flight on the
+    server under measurement: hundreds at 150 updates/s, a load of the benchmark's own that
+    starved the materializer it measured.
+    """
     by_uid = {p.uid: (i, p, phase) for i, (p, phase) in enumerate(plan)}
+    waiting: dict[str, dict[str, tuple[int, LoadedPod, str]]] = {}  # workload name key -> pod uid -> update
+    for i, (p, phase) in enumerate(plan):
+        waiting.setdefault(_workload_key(p.workload), {})[p.uid] = (i, p, phase)
     seen_event: dict[int, float] = {}
     applied: dict[int, float] = {}
+    fed: dict[int, float] = {}
     visible: dict[int, float] = {}
     reader = runtime.reader
     deliver = reader._deliver  # bound method of ObjectGraph: called once per applied change
@@ -447,32 +468,43 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
 
     reader._deliver = timed_deliver  # instance attribute: this benchmark's reader only
     queue = reader.subscribe()
+    subscriber = runtime.service.feed.subscribe(maxsize=1_000_000)
     pending_tasks: set[asyncio.Task[None]] = set()
 
     async def confirm(i: int, pod: LoadedPod, phase: str) -> None:
-        for _ in range(200):
+        for pause in CONFIRM_BACKOFF_S[:CONFIRM_TRIES]:
+            await asyncio.sleep(pause)
             phases = await query(pod.workload)
             if phases.get(pod.name) == phase:
                 visible[i] = time.monotonic()
                 return
-            await asyncio.sleep(0.005)
 
-    async def consume() -> None:
+    async def consume_events() -> None:  # the raw cache events: when the loop got to each change
         while True:
             event = await queue.get()
             obj = event.obj
-            uid = (obj.get("metadata") or {}).get("uid")
-            hit = by_uid.get(uid) if obj.get("kind") == "Pod" else None
-            if hit is None:
-                continue
-            i, pod, phase = hit
-            if (obj.get("status") or {}).get("phase") == phase and i not in seen_event:
-                seen_event[i] = time.monotonic()
-                task = asyncio.create_task(confirm(i, pod, phase))
-                pending_tasks.add(task)
-                task.add_done_callback(pending_tasks.discard)
+            hit = by_uid.get((obj.get("metadata") or {}).get("uid")) if obj.get("kind") == "Pod" else None
+            if hit is not None and (obj.get("status") or {}).get("phase") == hit[2]:
+                seen_event.setdefault(hit[0], time.monotonic())
 
-    consumer = asyncio.create_task(consume())
+    async def consume_feed() -> None:
+        while True:
+            change = await subscriber.get()
+            view = change.view
+            pods = waiting.get((change.namespace, view.group, change.kind, change.name)) if view is not None else None
+            if not pods:
+                continue
+            now = time.monotonic()
+            shown = {p.uid: p.phase for p in view.all_pods()}
+            for pod_uid, (i, pod, phase) in list(pods.items()):
+                if shown.get(pod_uid) == phase:
+                    fed[i] = now
+                    del pods[pod_uid]
+                    task = asyncio.create_task(confirm(i, pod, phase))
+                    pending_tasks.add(task)
+                    task.add_done_callback(pending_tasks.discard)
+
+    consumers = [asyncio.create_task(consume_events()), asyncio.create_task(consume_feed())]
     pki = cp.pki.clients["admin"]
     start_at = time.monotonic() + 2.0
     request = {"server": cp.server, "ca": str(cp.ca_file), "cert": str(pki.cert), "key": str(pki.key),
@@ -493,11 +525,11 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
     settle_deadline = time.monotonic() + settle_s
     while len(visible) < len(plan) and time.monotonic() < settle_deadline:
         await asyncio.sleep(0.05)
-    consumer.cancel()
-    for task in list(pending_tasks):
+    for task in [*consumers, *pending_tasks]:
         task.cancel()
-    await asyncio.gather(consumer, *pending_tasks, return_exceptions=True)
+    await asyncio.gather(*consumers, *pending_tasks, return_exceptions=True)
     reader.unsubscribe(queue)
+    subscriber.close()
     del reader._deliver
     if not sends:
         return {"skipped": f"the patcher process sent nothing: {stderr.decode(errors='replace')[-2000:]}"}
@@ -506,7 +538,9 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
     delays = [(visible[i] - send_at[i]) * 1000 for i in send_at if i in visible]
     to_cache = [(applied[i] - send_at[i]) * 1000 for i in send_at if i in applied]
     queued = [(seen_event[i] - applied[i]) * 1000 for i in seen_event if i in applied]
-    gql = [(visible[i] - seen_event[i]) * 1000 for i in visible if i in seen_event]
+    to_feed = [(fed[i] - send_at[i]) * 1000 for i in send_at if i in fed]
+    applied_to_feed = [(fed[i] - applied[i]) * 1000 for i in fed if i in applied]
+    gql = [(visible[i] - fed[i]) * 1000 for i in visible if i in fed]
     patch_ms = [(t1 - t0) * 1000 for _, t0, t1, status in sends if status == 200]
     duration = max(t for _, t, _, _ in sends) - min(t for _, t, _, _ in sends)
     return {
@@ -514,11 +548,19 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
         "achieved_rate_per_s": round((len(sends) - 1) / duration, 1) if duration else None,
         "visible": len(delays), "not_visible": len(send_at) - len(delays),
         "update_to_graphql_ms": summarize(delays, "ms").to_dict(),
+        "update_to_subscriber_ms": summarize(to_feed, "ms").to_dict(),
         "update_to_cache_applied_ms": summarize(to_cache, "ms").to_dict(),
         "cache_applied_to_dequeued_ms": summarize(queued, "ms").to_dict(),
-        "dequeued_to_graphql_answer_ms": summarize(gql, "ms").to_dict(),
+        "cache_applied_to_subscriber_ms": summarize(applied_to_feed, "ms").to_dict(),
+        "subscriber_to_graphql_answer_ms": summarize(gql, "ms").to_dict(),
         "patch_round_trip_ms": summarize(patch_ms, "ms").to_dict(),
     }
+
+
+def _workload_key(identity: tuple[str | None, str, str, str]) -> tuple[str | None, str, str, str]:
+    """``(namespace, group, kind, name)`` of a :class:`LoadedPod` workload as a feed change names it."""
+    ns, group, kind, name = identity
+    return ns or None, group, kind, name
 
 
 def cluster_for(target_pods: int, seed: int) -> Cluster:

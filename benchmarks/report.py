@@ -151,10 +151,14 @@ def build_table(doc: dict[str, Any]) -> Table:
             if low.get("update_to_graphql_ms"):
                 f = low["update_to_graphql_ms"]
                 t.add(f"  same @{low.get('achieved_rate_per_s')}/s (baseline)", pods, f["median"], f["p99"], f["n"], "ms")
-            for key, label in (("update_to_cache_applied_ms", "  update -> applied in the cache"),
-                               ("cache_applied_to_dequeued_ms", "  applied -> seen by the poller"),
-                               ("dequeued_to_graphql_answer_ms", "  seen -> GraphQL answer")):
-                f = upd[key]
+            for key, label in (("update_to_subscriber_ms", "  update -> change-feed subscriber"),
+                               ("update_to_cache_applied_ms", "  update -> applied in the cache"),
+                               ("cache_applied_to_dequeued_ms", "  applied -> dequeued (loop backlog)"),
+                               ("cache_applied_to_subscriber_ms", "  applied -> change-feed subscriber"),
+                               ("subscriber_to_graphql_answer_ms", "  feed event -> GraphQL answer")):
+                f = upd.get(key) or {}
+                if not f.get("n"):
+                    continue
                 t.add(label, pods, f["median"], f["p99"], f["n"], "ms")
     return t
 
