@@ -68,8 +68,10 @@ def refuse_unknown(request: Request, accepted: Collection[str]) -> None:
 
 
 def values(request: Request, name: str) -> list[str]:
-    """Every value of a repeatable parameter, repeated or comma-separated (:func:`refuse_unknown`
-    has refused blank ones)."""
+    """Every value of a repeatable parameter, repeated or comma-separated.
+
+    Blank ones are refused before (:func:`refuse_unknown`).
+    """
     return [v.strip() for raw in request.query_params.getlist(name) for v in raw.split(",")]
 
 
