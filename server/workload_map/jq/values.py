@@ -74,9 +74,9 @@ class Array(list[Any]):
 
 
 def has_surrogate(text: str) -> bool:
-    """True when ``text`` holds a UTF-16 surrogate code point (U+D800..U+DFFF).
+    r"""True when ``text`` holds a UTF-16 surrogate code point (U+D800..U+DFFF).
 
-    Python's ``json`` and YAML decode a ``\\uD800`` escape to one; C jq refuses the text
+    Python's ``json`` and YAML decode a ``\uD800`` escape to one; C jq refuses the text
     with a lone high half and reads a lone low half as U+FFFD, so the pure path gives up.
     """
     return not text.isascii() and _SURROGATE.search(text) is not None
