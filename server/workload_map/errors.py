@@ -46,13 +46,41 @@ class Problem:
 
     path: str
     message: str
+    expression: str = ""
+    """The jq expression the finding is about ("" for none): in :meth:`to_dict` only, cut at
+    :data:`EXPRESSION_SHOWN` characters, so an error message names the field once and a
+    hostile 10,000-character expression is not repeated in it."""
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
 
     def to_dict(self) -> dict[str, str]:
-        """JSON shape ``{"path": ..., "message": ...}``."""
-        return {"path": self.path, "message": self.message}
+        """JSON shape ``{"path": ..., "message": ..., "expression"?: ...}`` (``expression`` when set)."""
+        shown = {"expression": shown_expression(self.expression)} if self.expression else {}
+        return {"path": self.path, "message": self.message, **shown}
+
+
+EXPRESSION_SHOWN = 200
+"""Characters of a jq expression shown in an error's details."""
+
+
+def shown_expression(expression: str) -> str:
+    """``expression``, or its first :data:`EXPRESSION_SHOWN` characters and ``... (N characters)``."""
+    if len(expression) <= EXPRESSION_SHOWN:
+        return expression
+    return f"{expression[:EXPRESSION_SHOWN]}... ({len(expression)} characters)"
+
+
+def expression_problem(path: str, expression: str, reason: str) -> Problem:
+    """The finding that the jq expression at ``path`` is refused for ``reason``.
+
+    The message is ``jq expression <reason>``; jq's own echo of a long source line inside
+    ``reason`` is cut as in :func:`shown_expression` (the expression goes to ``details``).
+    """
+    for line in {line.strip() for line in expression.splitlines()}:
+        if len(line) > EXPRESSION_SHOWN:
+            reason = reason.replace(line, shown_expression(line))
+    return Problem(path, f"jq expression {reason}", expression)
 
 
 class DefinitionError(ServerError):

@@ -115,3 +115,56 @@ async def test_single_workload_endpoints_still_answer_their_own_parameters(clien
     answer = await client.get("/api/v1/namespaces/team-a/workloads/core/Pod/runner/phase",
                               params={"wait": "Running", "timeout": "1s"})
     assert answer.status_code == 200 and answer.json()["phases"] == ["Running"]
+
+
+@pytest.mark.parametrize(("path", "query", "param"), [
+    ("/api/v1/workloads", "limit=1&limit=2", "limit"),
+    ("/api/v1/workloads", "view=summary&view=full", "view"),
+    ("/api/v1/workloads", "labelSelector=tier%3Dbatch&labelSelector=tier%3Dweb", "labelSelector"),
+    ("/api/v1/namespaces/team-a/workloads", "cluster=a&cluster=b", "cluster"),
+    ("/api/v1/namespaces/team-a/workloads/core/Pod/runner/phase", "wait=Running&wait=Failed", "wait"),
+    ("/api/v1/namespaces/team-a/workloads/core/Pod/runner/phase", "timeout=1s&timeout=2s", "timeout"),
+    ("/api/v1/workload-types", "externalTypesOnly=true&externalTypesOnly=false", "externalTypesOnly"),
+])
+async def test_a_single_valued_parameter_given_twice_is_refused_naming_it(client: httpx.AsyncClient, path: str,
+                                                                         query: str, param: str) -> None:
+    # before, the last value silently won (?limit=1&limit=2 gave a page of 2)
+    answer = await client.get(f"{path}?{query}")
+    assert answer.status_code == 400 and answer.json()["error"] == "bad_request", answer.text
+    assert answer.json()["message"] == f"query parameter '{param}' is given more than once; give it once"
+
+
+async def test_writes_refuse_a_repeated_or_unknown_parameter_before_writing(client: httpx.AsyncClient) -> None:
+    # a misspelt dryRun must not turn a dry run into a write; two clusters must not pick the last
+    patch = await client.patch("/api/v1/namespaces/team-a/workloads/core/Pod/runner/pod-template?dryrun=true",
+                               json={"labels": {"team": "a"}})
+    assert patch.status_code == 400 and patch.json()["message"].startswith("unknown query parameter 'dryrun'")
+    created = await client.post("/api/v1/definitions?dryRun=true&dryRun=false", content="{}",
+                                headers={"content-type": "application/json"})
+    assert created.status_code == 400
+    assert created.json()["message"] == "query parameter 'dryRun' is given more than once; give it once"
+
+
+@pytest.mark.parametrize(("path", "query", "param", "shown"), [
+    ("/api/v1/workloads", "phase=", "phase", ""),
+    ("/api/v1/workloads", "phase=Running,", "phase", " in 'Running,'"),
+    ("/api/v1/workloads", "kind=%20", "kind", " in ' '"),
+    ("/api/v1/workloads", "namespace=team-a&namespace=", "namespace", ""),
+    ("/api/v1/workloads", "node=", "node", ""),
+    ("/api/v1/workloads", "definition=", "definition", ""),
+    ("/api/v1/namespaces/team-a/workloads", "cluster=", "cluster", ""),
+    ("/api/v1/namespaces/team-a/workloads/core/Pod/runner/phase", "wait=", "wait", ""),
+])
+async def test_an_empty_filter_value_is_refused_naming_it(client: httpx.AsyncClient, path: str, query: str,
+                                                          param: str, shown: str) -> None:
+    # before, ?phase= listed all 5 workloads and ?wait= answered at once without waiting
+    answer = await client.get(f"{path}?{query}")
+    assert answer.status_code == 400 and answer.json()["error"] == "bad_request", answer.text
+    assert answer.json()["message"] == (f"query parameter '{param}' has an empty value{shown}; "
+                                        "omit the parameter for no filter")
+
+
+async def test_filters_that_may_repeat_or_be_empty_still_answer(client: httpx.AsyncClient) -> None:
+    # kind/phase/namespace repeat (any of); an empty labelSelector or contains selects everything
+    assert await names(client, phase=["Running", "Completed"], kind=["Pod"]) == ["team-a/runner", "team-b/done"]
+    assert len(await names(client, labelSelector="", contains="")) == 5

@@ -177,4 +177,4 @@ def test_validate_runs_the_registration_trial(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "INVALID: loops"
     assert lines[1].startswith("  spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition.path: "
-                               "jq expression 'def f: f; f' did not finish")
+                               "jq expression did not finish")

@@ -155,12 +155,12 @@ def test_jq_problems_name_the_field() -> None:
         structure(doc)["childComponents"][1]["instanceIdPath"] = ".spec.workers[.name"
     found = problems_of(mutate)
     assert ("spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: jq expression "
-            "'.spec | del(.x)' failed validation: del function is not allowed") in found
+            "failed validation: del function is not allowed") in found
     assert any(f.startswith("spec.structureDefinition.rootComponent.statusDefinition.statusMappings.failed[0]"
-                            ".byExpression.expression: jq expression '[.. | .x]' failed validation: recursive")
+                            ".byExpression.expression: jq expression failed validation: recursive")
                for f in found)
-    assert any(f.startswith("spec.structureDefinition.childComponents[1].instanceIdPath: jq expression "
-                            "'.spec.workers[.name' failed to parse") for f in found)
+    assert any(f.startswith("spec.structureDefinition.childComponents[1].instanceIdPath: jq expression failed to "
+                            "parse") for f in found)
 
 
 def test_wrong_types_unknown_fields_and_suspend_values() -> None:
@@ -210,7 +210,7 @@ def test_registration_trial_names_the_non_terminating_field() -> None:
     definition = load_definition(doc)  # passes the static checks
     problems = check_termination(definition, [{"spec": {}}], timeout=2)  # one worker job per expression
     assert [p.path for p in problems] == ["spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath"]
-    assert problems[0].message.startswith("jq expression 'def f: f; f' did not finish within ")
+    assert problems[0].message.startswith("jq expression did not finish within ")
     assert check_termination(load_definition(copy.deepcopy(BASE)), timeout=5) == []
 
 

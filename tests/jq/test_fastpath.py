@@ -65,3 +65,38 @@ def test_fast_path_matches_jq(value: object, expression: str) -> None:
         return
     assert kind == "ok", f"fast path answered {outputs!r} where jq raises"
     assert outputs == expected
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(("expression", "value", "expected"), [
+    # C jq prints NaN as null and the infinities as +-DBL_MAX (before: NaN and inf came back as they were)
+    (".a", {"a": NAN}, [None]),
+    (".a", {"a": INF}, [1.7976931348623157e+308]),
+    ("[.a, .b]", {"a": NAN, "b": -INF}, [[None, -1.7976931348623157e+308]]),
+    ("{x: .a}", {"a": INF}, [{"x": 1.7976931348623157e+308}]),
+    (".a | type", {"a": NAN}, ["number"]),
+])
+def test_non_finite_input_numbers_come_back_as_c_jq_prints_them(expression: str, value: dict, expected: list) -> None:
+    assert parse_fast_path(expression).evaluate(value) == expected  # type: ignore[union-attr]
+    assert real_jq.compile(expression).input_text(Document(value).text).all() == expected
+
+
+@pytest.mark.parametrize(("expression", "value"), [
+    (".a", {"a": {"b": NAN}}),  # an input subtree handed back whole: C jq gives {"b": null}
+    (".a", {"a": "x\udc00"}),  # a lone low half: C jq reads U+FFFD
+    ("keys", {"\udc00": 1}),
+    (".a | length", {"a": "\ud800"}),  # a lone high half: C jq refuses the text
+    (".a", {"a": ["\ud83d\ude00"]}),  # a pair decoded as two halves: C jq reads one emoji
+])
+def test_surrogates_and_non_finite_subtrees_go_to_c_jq(expression: str, value: dict) -> None:
+    assert parse_fast_path(expression).evaluate(value) is None  # type: ignore[union-attr]
+    text = Document(value).text
+    try:
+        expected = real_jq.compile(expression).input_text(text).all()
+    except ValueError:
+        with pytest.raises(Exception, match="surrogate pair escape"):
+            compile_program(expression).all(value)
+    else:
+        assert compile_program(expression).all(value) == expected

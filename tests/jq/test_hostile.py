@@ -105,3 +105,35 @@ def test_the_pure_path_stops_where_c_jq_stops(monkeypatch: pytest.MonkeyPatch) -
     made.clear()
     assert compile_program(".a[] as $x | .a[] | $x").all(Document({"a": [1, 2]})) == [1, 1, 2, 2]
     assert len(made) == 4
+
+
+def test_the_422_for_a_hostile_expression_names_the_field_once_and_shows_the_expression_cut() -> None:
+    # before, the 20,014-character expression was in `message` twice (quoted, then in jq's own echo of
+    # the source line) and twice again in `details`
+    import json
+
+    from workload_map.api.errors import response_for
+    from workload_map.errors import InvalidDefinition
+
+    doc = yaml.safe_load(Path(default_catalog_dir(), "apps-replicaset-v1.yaml").read_text())
+    expression = "(" * DEEP + ".spec.replicas" + ")" * DEEP
+    doc["spec"]["structureDefinition"]["rootComponent"]["scaleDefinition"]["replicasPath"] = expression
+    _, problems = check_definition(doc)
+    answer = response_for(InvalidDefinition(problems, "replicasets"))
+    body = json.loads(bytes(answer.body))
+    path = "spec.structureDefinition.rootComponent.scaleDefinition.replicasPath"
+    assert answer.status_code == 422 and body["message"].startswith(
+        f"invalid definition 'replicasets': {path}: jq expression failed to parse: ")
+    assert "(" * 300 not in body["message"] and len(body["message"]) < 1000
+    (detail,) = body["details"]
+    assert detail["path"] == path and detail["message"] == body["message"].split(f"{path}: ", 1)[1]
+    assert detail["expression"] == "(" * 200 + "... (20014 characters)"
+
+
+def test_a_short_expression_is_shown_whole_in_the_details_only() -> None:
+    doc = yaml.safe_load(Path(default_catalog_dir(), "apps-replicaset-v1.yaml").read_text())
+    doc["spec"]["structureDefinition"]["rootComponent"]["scaleDefinition"]["replicasPath"] = ".spec | del(.x)"
+    _, problems = check_definition(doc)
+    assert [(str(p), p.to_dict()["expression"]) for p in problems] == [
+        ("spec.structureDefinition.rootComponent.scaleDefinition.replicasPath: jq expression failed validation: "
+         "del function is not allowed", ".spec | del(.x)")]

@@ -66,7 +66,7 @@ async def test_a_looping_trial_shares_the_pool_its_crash_and_kill_policy_and_the
             await trial  # ... where it loops again and its worker is killed at the 1 s budget
         (problem,) = caught.value.problems
         assert problem.path == PHASE_PATH
-        assert problem.message == "jq expression 'def f: f; f' did not finish within 1 s on a sample object"
+        assert problem.message == "jq expression did not finish within 1 s on a sample object"
         assert (pool.crashes, pool.timeouts, pool.replaced) == (1, 1, 2)
         assert first not in pool.pids() and len(pool.pids()) == 1
         assert [e.key for e in registry.registered()] == ["demo"]  # "hangs" was not registered

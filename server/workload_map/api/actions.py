@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 
 from workload_map.api.auth import guard_of
 from workload_map.api.bodies import flag, json_object
+from workload_map.api.filters import refuse_unknown
 from workload_map.api.runtime import runtime_of
 from workload_map.auth.scope import workload_scope
 from workload_map.auth.writes import patching_as
@@ -38,11 +39,12 @@ PARAMETERS = """
       - {name: kind, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}}
       - {name: dryRun, in: query, schema: {type: boolean, default: false}, description: 'return the patch, write nothing'}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) holding the workload; default the first that has it'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster (context) holding the workload; default the first that has it'}
 """
 
 
 async def _context(request: Request) -> tuple[Any, Any, tuple[str, str, str, str], dict[str, Any]]:
+    refuse_unknown(request, ("dryRun", "cluster"))
     runtime = runtime_of(request)
     service = runtime.require_service()
     p = request.path_params

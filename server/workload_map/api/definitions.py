@@ -51,7 +51,7 @@ async def create_workload_type(request: Request) -> JSONResponse:
     ---
     summary: Register a workload type
     parameters:
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     requestBody:
       required: true
       content:
@@ -74,6 +74,7 @@ async def create_workload_type(request: Request) -> JSONResponse:
       '422': {$ref: '#/components/responses/Invalid'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("cluster",))
     registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "create"):
         shown, created = await register_workload_type(registrar, await body_object(request))
@@ -108,6 +109,7 @@ async def get_workload_type(request: Request) -> JSONResponse:
       '200': {description: The workload type, content: {application/json: {schema: {$ref: '#/components/schemas/WorkloadType'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
     """
+    refuse_unknown(request, ())
     return JSONResponse(type_dict(*find_type(runtime_of(request).registry, request.path_params["id"])))
 
 
@@ -118,13 +120,14 @@ async def delete_workload_type(request: Request) -> JSONResponse:
     summary: Delete a workload type
     parameters:
       - {name: id, in: path, required: true, schema: {type: string, format: uuid}}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     responses:
       '200': {description: The type as it was, content: {application/json: {schema: {$ref: '#/components/schemas/WorkloadType'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
       '409': {$ref: '#/components/responses/Conflict'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("cluster",))
     registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "delete"):
         return JSONResponse(await unregister_workload_type(registrar, request.path_params["id"]))
@@ -137,7 +140,7 @@ async def create_definition(request: Request) -> JSONResponse:
     summary: Register a definition
     parameters:
       - {name: dryRun, in: query, schema: {type: boolean, default: false}}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     requestBody:
       required: true
       content:
@@ -151,6 +154,7 @@ async def create_definition(request: Request) -> JSONResponse:
       '422': {$ref: '#/components/responses/Invalid'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("dryRun", "cluster"))
     registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     dry_run = flag(request, "dryRun")
     async with writing_as(guard_of(request), "create"):
@@ -187,6 +191,7 @@ async def get_definition(request: Request) -> JSONResponse:
       '200': {description: The definition, content: {application/json: {schema: {$ref: '#/components/schemas/Definition'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
     """
+    refuse_unknown(request, ())
     return JSONResponse(definition_dict(definition_named(runtime_of(request).registry, request.path_params["name"])))
 
 
@@ -199,13 +204,14 @@ async def delete_definition(request: Request) -> JSONResponse:
     summary: Delete a definition
     parameters:
       - {name: name, in: path, required: true, schema: {type: string}}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster (context) whose Karta objects to change (default: the first)'}
     responses:
       '200': {description: The removed definition, content: {application/json: {schema: {$ref: '#/components/schemas/Definition'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
       '409': {$ref: '#/components/responses/Conflict'}
       '503': {$ref: '#/components/responses/NotReady'}
     """
+    refuse_unknown(request, ("cluster",))
     registrar = runtime_of(request).require_registrar(request.query_params.get("cluster") or None)
     async with writing_as(guard_of(request), "delete"):
         return JSONResponse(definition_dict(await registrar.unregister(request.path_params["name"])))

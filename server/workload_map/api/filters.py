@@ -1,8 +1,11 @@
-"""Query parameters of the REST list endpoints: refused when unknown, repeated = any of.
+"""Query parameters of the REST API: refused when unknown, repeated or empty; lists = any of.
 
-Every list endpoint names the parameters it accepts; any other one is a 400 naming it
-(a typo such as ``?phse=Running`` or an unsupported ``?namespace=`` on a namespaced path
-must not silently list everything). For the workload lists (issue 29 item 7):
+Every REST endpoint names the parameters it accepts (:func:`refuse_unknown`, the one check
+every handler runs first); any other one is a 400 naming it (a typo such as
+``?phse=Running`` or an unsupported ``?namespace=`` on a namespaced path must not silently
+list everything). A parameter given twice (``?limit=1&limit=2``) is a 400 naming it unless
+it is one of the list filters below (the last value must not silently win). For the
+workload lists (issue 29 item 7):
 
 * ``phase``, ``kind``, ``namespace``: repeated (``?phase=A&phase=B``) or comma-separated
   values mean "any of" (as ``wmap get --phase``);
@@ -11,7 +14,11 @@ must not silently list everything). For the workload lists (issue 29 item 7):
   ``gpuSummary(groupBy: KIND)`` prints (``CronJob.batch``); a value naming no definition
   in force is a 400;
 * ``labelSelector``: a Kubernetes label selector on the workload's root object
-  (``workload_map.kube.selectors``).
+  (``workload_map.kube.selectors``); empty selects everything, as in Kubernetes.
+
+An empty filter value (``?phase=``, ``?phase=Running,``, ``?node=``) is a 400 naming the
+parameter: no phase, kind, namespace, definition, cluster or node is empty, and reading it
+as "no filter" would list everything (omit the parameter for that).
 """
 
 from __future__ import annotations
@@ -32,22 +39,40 @@ WORKLOAD_LIST_PARAMS = ("kind", "group", "phase", "definition", "cluster", "limi
                         "labelSelector", "namespace", "contains", "node")
 """Parameters of ``GET /api/v1/workloads`` (the namespaced list takes all but ``namespace``)."""
 
+REPEATABLE = frozenset({"kind", "phase", "namespace"})
+"""The parameters that may be given more than once (``?phase=A&phase=B``: any of)."""
+
+NOT_EMPTY = frozenset({"kind", "phase", "namespace", "definition", "cluster", "node", "wait"})
+"""Filters an empty value cannot mean (a missing parameter means "no filter")."""
+
 
 def refuse_unknown(request: Request, accepted: Collection[str]) -> None:
-    """Refuse a query parameter ``accepted`` does not name.
+    """Refuse a query parameter ``accepted`` does not name, a repeated or an empty one.
+
+    Repeated: more than one value of a parameter outside :data:`REPEATABLE`. Empty: a blank
+    value (or a blank item of a comma-separated list) of one of :data:`NOT_EMPTY`.
 
     Raises:
-        InvalidRequest: names the first unknown parameter and lists the accepted ones.
+        InvalidRequest: names the first such parameter (unknown ones: with the accepted ones).
     """
-    for name in request.query_params.keys():
+    for name, value in request.query_params.multi_items():
         if name not in accepted:
             shown = ", ".join(sorted(accepted)) or "none"
             raise InvalidRequest(f"unknown query parameter {name!r}; this endpoint accepts: {shown}")
+        if name not in REPEATABLE and len(request.query_params.getlist(name)) > 1:
+            raise InvalidRequest(f"query parameter {name!r} is given more than once; give it once")
+        if name in NOT_EMPTY and any(not item.strip() for item in (value.split(",") if name in REPEATABLE
+                                                                    else (value,))):
+            raise InvalidRequest(f"query parameter {name!r} has an empty value{f' in {value!r}' if value else ''}; "
+                                 "omit the parameter for no filter")
 
 
 def values(request: Request, name: str) -> list[str]:
-    """Every value of a repeatable parameter: repeated, or comma-separated, blanks dropped."""
-    return [v.strip() for raw in request.query_params.getlist(name) for v in raw.split(",") if v.strip()]
+    """Every value of a repeatable parameter, repeated or comma-separated.
+
+    Blank ones are refused before (:func:`refuse_unknown`).
+    """
+    return [v.strip() for raw in request.query_params.getlist(name) for v in raw.split(",")]
 
 
 def parse_phases(texts: Iterable[str], *, name: str) -> set[Phase]:

@@ -70,7 +70,8 @@ COMPONENTS: dict[str, Any] = {
             "updatedAt": {"type": ["string", "null"]}, "resourceInterfaces": {"type": "array", "items": _OBJECT}}},
     },
     "responses": {
-        "BadRequest": _error_response("Malformed request (bad_request)"),
+        "BadRequest": _error_response("Malformed request (bad_request): a bad body, or a query parameter "
+                                      "that is unknown, given twice (only kind, phase and namespace repeat) or an empty filter"),
         "NotFound": _error_response("Unknown workload, definition or type"),
         "Conflict": _error_response("Conflicts with the stored state"),
         "Invalid": _error_response("Invalid definition: every problem in details"),

@@ -26,7 +26,7 @@ async def get_pod_workload(request: Request) -> JSONResponse:
     parameters:
       - {name: namespace, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}, description: the pod's name}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster of the pod (default: the first that has it)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster of the pod (default: the first that has it)'}
     responses:
       '200': {description: 'The pod placement: {pod, workload, component, instance, replicaKey, gangGroups}', content: {application/json: {schema: {type: object}}}}
       '404': {$ref: '#/components/responses/NotFound'}

@@ -56,15 +56,15 @@ async def list_workloads(request: Request) -> JSONResponse:
     ---
     summary: List workloads
     parameters:
-      - {name: kind, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true, description: 'any of these types: kind (case-insensitive, or its plural), kind.group, definition name or alias (repeated or comma-separated)'}
+      - {name: kind, in: query, schema: {type: array, items: {type: string, minLength: 1}}, style: form, explode: true, description: 'any of these types: kind (case-insensitive, or its plural), kind.group, definition name or alias (repeated or comma-separated)'}
       - {name: group, in: query, schema: {type: string}, description: API group (core for the core group)}
       - {name: phase, in: query, schema: {type: array, items: {$ref: '#/components/schemas/Phase'}}, style: form, explode: true, description: any of these phases (repeated or comma-separated)}
-      - {name: namespace, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true, description: 'any of these namespaces (the cluster-wide list only)'}
+      - {name: namespace, in: query, schema: {type: array, items: {type: string, minLength: 1}}, style: form, explode: true, description: 'any of these namespaces (the cluster-wide list only)'}
       - {name: labelSelector, in: query, schema: {type: string}, description: 'Kubernetes label selector on the root object (a=b,c!=d, k in (x,y), k notin (z), k, !k)'}
-      - {name: definition, in: query, schema: {type: string}}
-      - {name: cluster, in: query, schema: {type: string}, description: 'only this cluster (kubeconfig context)'}
+      - {name: definition, in: query, schema: {type: string, minLength: 1}}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'only this cluster (kubeconfig context)'}
       - {name: contains, in: query, schema: {type: string, maxLength: 253}, description: 'only names containing this text (case-insensitive)'}
-      - {name: node, in: query, schema: {type: string}, description: 'only workloads with a pod bound to this node (where the caller may get pods)'}
+      - {name: node, in: query, schema: {type: string, minLength: 1}, description: 'only workloads with a pod bound to this node (where the caller may get pods)'}
       - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 100}}
       - {name: continue, in: query, schema: {type: string}, description: cursor from the previous page}
       - {name: view, in: query, schema: {type: string, enum: [summary, full], default: summary}}
@@ -164,7 +164,7 @@ async def get_workload(request: Request) -> JSONResponse:
       - {name: group, in: path, required: true, schema: {type: string}, description: 'API group, core for the core group'}
       - {name: kind, in: path, required: true, schema: {type: string}}
       - {name: name, in: path, required: true, schema: {type: string}}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster holding it (default: the first that has it)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster holding it (default: the first that has it)'}
     responses:
       '200': {description: The workload view, content: {application/json: {schema: {$ref: '#/components/schemas/Workload'}}}}
       '404': {$ref: '#/components/responses/NotFound'}
@@ -187,7 +187,7 @@ async def get_phase(request: Request) -> JSONResponse:
       - {name: name, in: path, required: true, schema: {type: string}}
       - {name: wait, in: query, schema: {$ref: '#/components/schemas/Phase'}, description: phase to wait for}
       - {name: timeout, in: query, schema: {type: string, default: 30s}, description: 'wait bound: 60s, 500ms, 2m (at most 600s)'}
-      - {name: cluster, in: query, schema: {type: string}, description: 'the cluster holding it (default: the first that has it)'}
+      - {name: cluster, in: query, schema: {type: string, minLength: 1}, description: 'the cluster holding it (default: the first that has it)'}
     responses:
       '200': {description: Current phases, content: {application/json: {schema: {$ref: '#/components/schemas/PhaseState'}}}}
       '400': {$ref: '#/components/responses/BadRequest'}

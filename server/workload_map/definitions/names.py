@@ -13,7 +13,9 @@ Selectors", https://kubernetes.io/docs/concepts/overview/working-with-objects/la
   characters, lowercase alphanumerics and ``-``, starting and ending alphanumeric;
 * label key: optional DNS-subdomain prefix and ``/``, then a name of 1-63 alphanumerics,
   ``-``, ``_``, ``.``, starting and ending alphanumeric; label value: empty or the same
-  syntax as the name part.
+  syntax as the name part;
+* annotation key: a label key once lower-cased (Kubernetes checks ``strings.ToLower(key)``);
+  the keys and values of one object's annotations total at most 256 KiB (UTF-8 bytes).
 
 Unicode format characters (category ``Cf``: bidi overrides such as U+202E, zero-width
 joiners) are named explicitly in the reason, since they make a name read differently
@@ -32,6 +34,8 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 DNS_SUBDOMAIN_MAX = 253
 DNS_LABEL_MAX = 63
 LABEL_NAME_MAX = 63
+ANNOTATIONS_MAX_BYTES = 256 * 1024
+"""Kubernetes' TotalAnnotationSizeLimitB: keys and values of one object's annotations."""
 
 
 def format_character(value: str) -> str | None:
@@ -98,4 +102,21 @@ def label_value_problem(value: str) -> str | None:
         return hidden
     if value and (len(value) > LABEL_NAME_MAX or not _LABEL_NAME.fullmatch(value)):
         return "not a valid label value (at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric)"
+    return None
+
+
+def annotation_key_problem(key: str) -> str | None:
+    """Why ``key`` is not a valid annotation key (a label key once lower-cased), or None."""
+    return label_key_problem(key.lower())
+
+
+def annotations_size_problem(annotations: dict[str, str]) -> str | None:
+    """Why ``annotations`` (one object's whole map) is too large, or None.
+
+    The size is the UTF-8 bytes of every key and value, as Kubernetes counts it.
+    """
+    size = sum(len(k.encode("utf-8", "surrogatepass")) + len(str(v).encode("utf-8", "surrogatepass"))
+               for k, v in annotations.items())
+    if size > ANNOTATIONS_MAX_BYTES:
+        return f"must total at most {ANNOTATIONS_MAX_BYTES} bytes (256 KiB) of keys and values, got {size}"
     return None

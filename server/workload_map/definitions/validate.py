@@ -34,7 +34,7 @@ from workload_map.definitions.names import (
     label_value_problem,
 )
 from workload_map.definitions.extensions import extension_problems
-from workload_map.errors import Problem
+from workload_map.errors import Problem, expression_problem
 from workload_map.jq import check_expression
 
 __all__ = ["jq_fields", "jq_rules", "label_key_problem", "validate_definition"]
@@ -307,5 +307,5 @@ def jq_rules(definition: Definition) -> list[Problem]:
     out = []
     for path, expression in jq_fields(definition):
         for reason in check_expression(expression):
-            out.append(Problem(path, f"jq expression '{expression}' {reason}"))
+            out.append(expression_problem(path, expression, reason))
     return out

@@ -34,9 +34,9 @@ _INTEGER_TEXT = re.compile(r"-?\d+")
 def _values(value: Any) -> Iterator[Any]:
     """Jq's ``.[]``."""
     if isinstance(value, list):
-        return iter(value)
+        return map(jv.read, value)
     if isinstance(value, dict):
-        return (value[k] for k in jv.iteration_keys(value))
+        return (jv.read(value[k]) for k in jv.iteration_keys(value))
     raise JqError("cannot iterate")
 
 
@@ -52,7 +52,7 @@ def _length(value: Any) -> Any:
 
 def _keys(value: Any) -> Any:
     if isinstance(value, dict):
-        return sorted(value)
+        return [jv.read(k) for k in sorted(value)]
     if isinstance(value, list):
         return list(range(len(value)))
     raise JqError("has no keys")
@@ -98,12 +98,12 @@ def _tonumber(value: Any) -> Any:
 def _to_entries(value: Any) -> Any:
     if not isinstance(value, dict):
         raise GiveUp("to_entries of a non-object")
-    return Array(Object(key=k, value=value[k]) for k in jv.iteration_keys(value))
+    return Array(Object(key=jv.read(k), value=jv.read(value[k])) for k in jv.iteration_keys(value))
 
 
 def _end(value: Any, at: int) -> Any:
     if isinstance(value, list):
-        return value[at] if value else None
+        return jv.read(value[at]) if value else None
     if value is None:
         return None
     raise GiveUp("first/last of a non-array")

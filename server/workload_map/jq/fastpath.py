@@ -11,6 +11,10 @@ parser is :mod:`workload_map.jq.parse`; jq's value semantics are
 (integral numbers as ``int``); objects and arrays taken from the input are returned as they
 are (the same values, by ``==``).
 
+Strings read from the input holding a surrogate, and input subtrees returned whole that hold
+one or a non-finite number, give up (``values.read``, ``values.irregular``): C jq reads
+them differently from their Python value.
+
 Identity rule: whenever jq would raise (indexing a number, iterating null, adding a string
 to a number...) outside a ``?``, or the exact result is in doubt (integers beyond 2**53,
 ``tostring`` of a container, a builtin on an input type it does not cover),
@@ -139,7 +143,8 @@ def _field(node: Node, scope: frozenset[Any]) -> Eval:
     def run(inp: Any, env: Env) -> Iterator[Any]:
         for value in source(inp, env):
             if isinstance(value, dict):
-                yield value.get(key)
+                found = value.get(key)
+                yield jv.read(found) if type(found) is str and not found.isascii() else found
             elif value is None:
                 yield None
             elif not optional:
@@ -148,7 +153,8 @@ def _field(node: Node, scope: frozenset[Any]) -> Eval:
     if node[1] == ("id",):
         def direct(inp: Any, env: Env) -> tuple[Any, ...]:
             if isinstance(inp, dict):
-                return (inp.get(key),)
+                found = inp.get(key)
+                return (jv.read(found) if type(found) is str and not found.isascii() else found,)
             if inp is None:
                 return (None,)
             if optional:
@@ -161,14 +167,14 @@ def _field(node: Node, scope: frozenset[Any]) -> Eval:
 def _index_value(value: Any, key: Any) -> Any:
     if isinstance(key, str):
         if isinstance(value, dict):
-            return value.get(key)
+            return jv.read(value.get(key))
         if value is None:
             return None
         raise JqError("cannot index")
     if type(key) is int:
         if isinstance(value, list):
             at = key + len(value) if key < 0 else key
-            return value[at] if 0 <= at < len(value) else None
+            return jv.read(value[at]) if 0 <= at < len(value) else None
         if value is None:
             return None
         raise JqError("cannot index")
@@ -215,9 +221,9 @@ def _iterate(node: Node, scope: frozenset[Any]) -> Eval:
     def run(inp: Any, env: Env) -> Iterator[Any]:
         for value in source(inp, env):
             if isinstance(value, list):
-                yield from value
+                yield from map(jv.read, value)
             elif isinstance(value, dict):
-                yield from (value[k] for k in jv.iteration_keys(value))
+                yield from (jv.read(value[k]) for k in jv.iteration_keys(value))
             elif not optional:
                 raise JqError("cannot iterate")
     return run

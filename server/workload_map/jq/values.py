@@ -22,11 +22,18 @@ jq's own message).
 from __future__ import annotations
 
 import math
+import re
+import sys
 from decimal import Decimal
 from typing import Any
 
 #: Integers beyond this lose precision in jq's doubles; such cases are left to C jq.
 SAFE_INTEGER = 2 ** 53
+
+#: What C jq prints (and the binding hands back) for +infinity: the largest double.
+DOUBLE_MAX = sys.float_info.max
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class GiveUp(Exception):
@@ -64,6 +71,45 @@ class Array(list[Any]):
     """An array built by the expression (its numbers are handed back as the binding gives them)."""
 
     __slots__ = ()
+
+
+def has_surrogate(text: str) -> bool:
+    r"""True when ``text`` holds a UTF-16 surrogate code point (U+D800..U+DFFF).
+
+    Python's ``json`` and YAML decode a ``\uD800`` escape to one; C jq refuses the text
+    with a lone high half and reads a lone low half as U+FFFD, so the pure path gives up.
+    """
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def read(value: Any) -> Any:
+    """``value`` as read from the input: a string holding a surrogate gives up (:func:`has_surrogate`)."""
+    if type(value) is str and has_surrogate(value):
+        raise GiveUp("surrogate in a string")
+    return value
+
+
+def irregular(value: Any) -> bool:
+    """True when an input subtree holds what C jq reads differently from its Python value.
+
+    A non-finite float (``NaN``, ``Infinity`` from a JSON body, YAML ``.nan``/``.inf``: jq
+    prints null and +-1.7976931348623157e+308) or a surrogate in a string or key.
+    """
+    if isinstance(value, dict):
+        return any(not k.isascii() and _SURROGATE.search(k) is not None for k in value) \
+            or any(_irregular_item(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_irregular_item(v) for v in value)
+    return _irregular_item(value)
+
+
+def _irregular_item(value: Any) -> bool:
+    kind_ = type(value)
+    if kind_ is str:
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if kind_ is float:
+        return not math.isfinite(value)
+    return isinstance(value, (dict, list)) and irregular(value)
 
 
 def truthy(value: Any) -> bool:
@@ -252,18 +298,29 @@ def output(value: Any) -> Any:
     """A value as the ``jq`` binding hands it back: integral numbers as ``int``.
 
     Arrays and objects the expression built are rebuilt as plain ones with their numbers
-    handed back so; subtrees of the input are returned as they are.
+    handed back so; subtrees of the input are returned as they are unless
+    :func:`irregular` (then C jq answers); an input ``NaN`` is ``None`` and an infinity
+    +-:data:`DOUBLE_MAX`, as C jq prints them.
+
+    Raises:
+        GiveUp: a surrogate in a string, a computed non-finite number, an irregular subtree.
     """
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, str):
+        return read(value)
     if type(value) is Object:
-        return {k: output(v) for k, v in value.items()}
+        return {read(k): output(v) for k, v in value.items()}
     if type(value) is Array:
         return [output(v) for v in value]
+    if isinstance(value, (dict, list)):
+        if irregular(value):
+            raise GiveUp("non-finite number or surrogate in an input subtree")  # C jq answers
+        return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            if type(value) is float:
-                return value  # the input's own value, handed back as plain paths always did
+            if type(value) is float:  # the input's own value, printed by jq as null or +-DBL_MAX
+                return None if math.isnan(value) else math.copysign(DOUBLE_MAX, value)
             raise GiveUp("non-finite")
         return int(value) if value.is_integer() else float(value)
     if isinstance(value, int):

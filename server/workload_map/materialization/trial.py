@@ -20,7 +20,7 @@ from typing import Any
 
 from workload_map.definitions.model import Definition
 from workload_map.definitions.validate import jq_fields
-from workload_map.errors import Problem
+from workload_map.errors import Problem, expression_problem
 from workload_map.jq.trial import PER_EVALUATION_LIMIT_S, crash_reason, slow_reason, timeout_reason
 from workload_map.materialization.pool import Outcome
 from workload_map.materialization.sandbox import Sandbox, job_id
@@ -69,8 +69,7 @@ def trial_reasons_blocking(expressions: Sequence[str], samples: Sequence[Any] = 
 
 def problems_of(definition: Definition, reasons: dict[str, str]) -> list[Problem]:
     """One problem per jq field of ``definition`` whose expression was refused, by field path."""
-    return [Problem(path, f"jq expression '{expr}' {reasons[expr]}") for path, expr in jq_fields(definition)
-            if expr in reasons]
+    return [expression_problem(path, expr, reasons[expr]) for path, expr in jq_fields(definition) if expr in reasons]
 
 
 async def check_termination(sandbox: Sandbox, definition: Definition, samples: Sequence[Any] = ()) -> list[Problem]:

@@ -10,7 +10,10 @@ Body shape (REST ``PATCH .../pod-template`` and the GraphQL ``change`` argument)
                      "resources": {"limits": {"nvidia.com/gpu": "8"}}}],
      "resourceVersion": "12345"}
 
-Maps merge key by key (``null`` removes a key, as a JSON merge patch does: RFC 7386);
+Label and nodeSelector keys and values follow the Kubernetes label rules, annotation keys
+the annotation rules (``workload_map.definitions.names``), so a snapshot refuses what an API
+server would; the merged annotations of a template total at most 256 KiB
+(``workload_map.resolution.writes``). Maps merge key by key (``null`` removes a key, as a JSON merge patch does: RFC 7386);
 tolerations are added unless an equal one is present; container env entries replace the
 entry of the same name or are appended; ``resources.requests`` / ``resources.limits``
 merge by resource name. ``components`` / ``instances`` narrow the selection (default: every
@@ -24,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workload_map.definitions.names import annotation_key_problem, label_key_problem, label_value_problem
 from workload_map.errors import InvalidRequest
 
 MAP_FIELDS = ("labels", "annotations", "nodeSelector")
@@ -90,12 +94,28 @@ def _string(value: Any, field: str) -> str:
 
 
 def _string_map(value: Any, field: str) -> dict[str, str | None]:
+    """A map of ``labels``, ``annotations`` or ``nodeSelector``; a key set (not removed) obeys its rules.
+
+    Raises:
+        InvalidRequest: not an object of strings or nulls, or a key or value Kubernetes
+            refuses (the message names the field, the key and the reason).
+    """
     if not isinstance(value, dict):
         raise InvalidRequest(f"{field} must be an object of strings")
+    key_problem = annotation_key_problem if field == "annotations" else label_key_problem
     for key, item in value.items():
         if item is not None and not isinstance(item, str):
             raise InvalidRequest(f"{field}.{key} must be a string or null")
+        reason = key_problem(key) if item is not None else None
+        if reason:
+            raise InvalidRequest(f"{field}: key {key!r} is not a valid {_NOUN[field]} key: {reason}")
+        reason = label_value_problem(item) if item is not None and field != "annotations" else None
+        if reason:
+            raise InvalidRequest(f"{field}.{key}: value {item!r}: {reason}")
     return dict(value)
+
+
+_NOUN = {"labels": "label", "nodeSelector": "label", "annotations": "annotation"}
 
 
 def _objects(value: Any, field: str) -> list[dict[str, Any]]:

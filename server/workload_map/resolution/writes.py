@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.definitions.model import Component, Definition, SuspendAction
+from workload_map.definitions.names import annotations_size_problem
 from workload_map.errors import DefinitionError, InvalidRequest
 from workload_map.jq import Document
 from workload_map.resolution.changes import ContainerChange, PodChange
@@ -183,6 +184,9 @@ def _apply(obj: dict[str, Any], target: Target, change: PodChange) -> None:
                 current.pop(key, None)
             else:
                 current[key] = value
+        too_large = annotations_size_problem(current) if name == "annotations" else None
+        if too_large:
+            raise InvalidRequest(f"annotations of component {target.component.name!r}: {too_large}")
         set_at(obj, _where(target, name), current)
     for name, value in change.strings:
         set_at(obj, _where(target, name), value)
