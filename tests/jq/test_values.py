@@ -52,6 +52,16 @@ def test_input_numbers_print_their_literal(number: float, text: str) -> None:
     assert pure(".a | tostring", {"a": number}) == c_jq(".a | tostring", {"a": number, "pad": "1.0"}) == [text]
 
 
+@pytest.mark.parametrize(("expression", "text"), [
+    (".a * 3 | tostring", "0"), (".a / 7 | tostring", "0"), ("[.a / 3] | first | tostring", "0"),
+    (".a * -1 | tostring", "-0"), ("0 * -1 | tostring", "-0"),
+])
+def test_input_negative_zero_is_read_as_zero(expression: str, text: str) -> None:
+    # Document.text writes an input -0.0 as 0, so C jq computes from +0; a computed -0 keeps its sign
+    value = {"a": -0.0, "pad": "1.0"}
+    assert pure(expression, value) == c_jq(expression, value) == [text]
+
+
 @settings(max_examples=150, deadline=None, database=None)
 @given(number=st.floats(allow_nan=False, allow_infinity=False) | st.integers(-10 ** 6, 10 ** 6),
        expression=st.sampled_from([".a | tostring", ".a + 0 | tostring", ".a * 3 | tostring", ".a / 7 | tostring",

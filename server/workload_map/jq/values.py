@@ -144,6 +144,8 @@ def number(value: Any) -> float | int:
         raise GiveUp("large integer")
     if not math.isfinite(value):
         raise GiveUp("non-finite")
+    if value == 0 and type(value) is float:
+        return 0.0  # an input -0.0 is written "0" by Document.text, so C jq reads +0
     return float(value)
 
 
