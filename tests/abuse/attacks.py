@@ -36,10 +36,16 @@ def read_until_closed(conn: socket.socket, timeout_s: float) -> bytes:
 
 def response_parts(raw: bytes) -> tuple[int, dict[str, str], Any]:
     """(status, headers, decoded JSON body) of one raw HTTP/1.1 response."""
+    status, headers, body = raw_parts(raw)
+    return status, headers, json.loads(body or b"null")
+
+
+def raw_parts(raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers with lower-case names, body bytes) of one raw HTTP/1.1 response."""
     head, _, body = raw.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
-    return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, json.loads(body or b"null")
+    return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, body
 
 
 def livez_ok(base: str, timeout_s: float = 10.0) -> bool:
@@ -48,3 +54,27 @@ def livez_ok(base: str, timeout_s: float = 10.0) -> bool:
         return httpx.get(f"{base}/livez", timeout=timeout_s).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def read_response(conn: socket.socket, timeout_s: float = 10.0) -> bytes:
+    """One complete raw response (headers and its ``content-length`` of body), leaving the
+    connection open; whatever arrived by ``timeout_s`` when the server sends less."""
+    conn.settimeout(0.5)
+    data, deadline = b"", time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not _complete(data):
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _complete(raw: bytes) -> bool:
+    head, found, body = raw.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    _, headers, _ = raw_parts(head)
+    return len(body) >= int(headers.get("content-length", "0"))

@@ -6,6 +6,7 @@ timeouts, 500 connections, 2 expensive slots + 8 waiting)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import select
 import socket
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.abuse.attacks import livez_ok, open_slow, read_until_closed, response_parts
+from tests.abuse.attacks import livez_ok, open_slow, raw_parts, read_response, read_until_closed, response_parts
 from tests.abuse.server import Served, serve
 from workload_map.api.connections import PROBE_SLOTS
 
@@ -81,6 +82,60 @@ def test_probes_are_answered_at_the_connection_cap(tmp_path: Path) -> None:
         finally:
             for conn in polls:
                 conn.close()
+
+
+LIVEZ = b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+TYPENAME = b'{"query": "{ __typename }"}'
+GRAPHQL = (b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n%s" % (len(TYPENAME), TYPENAME))
+
+
+def test_a_probe_slot_serves_one_request_then_closes(tmp_path: Path) -> None:
+    """Over the cap, a probe slot answers its probe with connection: close and closes; a
+    /graphql sent after it on the same connection is never served."""
+    with serve(tmp_path, "--max-connections", "20", "--header-timeout", "2") as capped:
+        polls = [_long_poll(capped.port) for _ in range(20)]
+        try:
+            _wait_until(lambda: _status(capped.base + "/api/v1/workloads") == 503)  # the cap is reached
+            probe = socket.create_connection(("127.0.0.1", capped.port), timeout=10)
+            probe.sendall(LIVEZ)
+            status, headers, body = raw_parts(read_response(probe))
+            assert (status, headers.get("connection"), body) == (200, "close", b"ok")
+            with contextlib.suppress(OSError):  # the server may have closed its end already
+                probe.sendall(GRAPHQL)
+            started = time.monotonic()
+            after = read_until_closed(probe, timeout_s=4)  # below the 5 s keep-alive time
+            closed_within_s = time.monotonic() - started
+            probe.close()
+        finally:
+            for conn in polls:
+                conn.close()
+    assert after == b"" and closed_within_s < 4
+
+
+def test_ordinary_connections_below_the_cap_stay_alive(tmp_path: Path) -> None:
+    """18 long polls of a cap of 20: another connection is ordinary and serves request after
+    request without connection: close."""
+    with serve(tmp_path, "--max-connections", "20", "--header-timeout", "2") as capped:
+        polls = [_long_poll(capped.port) for _ in range(18)]
+        try:
+            conn = socket.create_connection(("127.0.0.1", capped.port), timeout=10)
+            answers = []
+            for request in (LIVEZ, GRAPHQL, LIVEZ):
+                conn.sendall(request)
+                answers.append(raw_parts(read_response(conn)))
+            conn.close()
+        finally:
+            for poll in polls:
+                poll.close()
+    assert [status for status, _, _ in answers] == [200, 200, 200]
+    assert [headers.get("connection") for _, headers, _ in answers] == [None, None, None]
+    assert [body for _, _, body in answers] == [b"ok", b'{"data":{"__typename":"Query"}}', b"ok"]
+
+
+def _long_poll(port: int) -> socket.socket:
+    """An ordinary connection held by a phase wait of up to 60 s."""
+    return open_slow(port, f"GET {PHASE}?wait=Failed&timeout=60s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
 
 
 def _status(url: str) -> int:

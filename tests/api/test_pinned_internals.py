@@ -139,3 +139,15 @@ def test_uvicorn_h11_protocol_still_has_the_attributes_the_guard_reads() -> None
     assert "self.connections.add(self)" in made, "H11Protocol no longer registers itself in self.connections"
     assert "self.transport = transport" in made and "self.client =" in made
     assert "self.response_complete =" in inspect.getsource(RequestResponseCycle.__init__)
+
+
+def test_uvicorn_response_headers_still_come_from_the_cycles_default_headers() -> None:
+    # a probe slot's one response says connection: close by extending cycle.default_headers
+    # after H11Protocol.data_received created the cycle; send() must read that attribute and
+    # close the connection once h11 says it must (a response with connection: close)
+    assert "self.default_headers = default_headers" in inspect.getsource(RequestResponseCycle.__init__)
+    send = inspect.getsource(RequestResponseCycle.send)
+    assert "headers = self.default_headers + " in send
+    assert "self.conn.our_state is h11.MUST_CLOSE" in send and "self.transport.close()" in send
+    handle = inspect.getsource(H11Protocol.handle_events)
+    assert "self.loop.create_task(self.cycle.run_asgi(app))" in handle, "the cycle's task no longer starts later"

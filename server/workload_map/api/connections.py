@@ -13,7 +13,11 @@ such clients the server runs out of file descriptors ("slowloris"). This protoco
   ``GET`` (or ``HEAD``) of ``/livez``, ``/readyz`` or ``/healthz`` (503 otherwise) and must
   send it within :data:`PROBE_HEADER_TIMEOUT_S`. A client holding every ordinary
   connection (long polls, slow bodies) therefore never fails kubelet's probes, which open
-  one connection per probe on the same port (issue 29 item 2).
+  one connection per probe on the same port (issue 29 item 2). A probe slot serves exactly
+  one request: its response carries ``connection: close`` and the connection closes after
+  it, so no later request on it is served (h11 starts no second cycle on a connection
+  whose response said close) and the slot is free again at once, not after the keep-alive
+  time.
 
 Request bodies are bounded by ``workload_map.api.body_limit.BodyLimitMiddleware``
 (``body_timeout_s``). Use with ``uvicorn.Config(http=guarded_protocol(...))``.
@@ -35,6 +39,9 @@ PROBE_SLOTS = 16
 
 PROBE_HEADER_TIMEOUT_S = 2.0
 """Seconds a connection in a probe slot has to send its request headers."""
+
+CLOSE_HEADER = (b"connection", b"close")
+"""The response header that ends a connection after its response (h11 then closes it)."""
 
 PROBE_LINES = tuple(f"{method} {path}".encode() for method in ("GET", "HEAD")
                     for path in ("/livez", "/readyz", "/healthz"))
@@ -59,7 +66,9 @@ class GuardedH11Protocol(H11Protocol):
     max_connections: int = 1000
     _header_timer: asyncio.TimerHandle | None = None
     _probe_only: bytes | None = None
-    """Bytes read so far on a connection in a probe slot (None: an ordinary connection)."""
+    """Bytes read so far on a connection in a probe slot, until its request line is read."""
+    _probe_slot = False
+    """True on a connection admitted through a probe slot: it is served for one request."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Register the connection; refuse it when over the cap (probe slots aside), else start the header clock."""
@@ -70,7 +79,7 @@ class GuardedH11Protocol(H11Protocol):
             self._refuse()
             return
         if open_now > self.max_connections:
-            self._probe_only = b""
+            self._probe_slot, self._probe_only = True, b""
             self._arm(PROBE_HEADER_TIMEOUT_S)
             return
         self._arm()
@@ -84,7 +93,8 @@ class GuardedH11Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         """Feed h11; the header clock runs while no request is in progress.
 
-        A connection in a probe slot is held back until its request line shows a probe.
+        A connection in a probe slot is held back until its request line shows a probe, and
+        its one request is answered with ``connection: close``.
         """
         if self._probe_only is not None:
             data = self._probe_only + data
@@ -102,8 +112,20 @@ class GuardedH11Protocol(H11Protocol):
         if self._between_requests() and self._header_timer is None:
             self._arm()
         super().data_received(data)
+        if self._probe_slot and self.cycle is not None:
+            self._close_after_response(self.cycle)
         if not self._between_requests():
             self._disarm()
+
+    @staticmethod
+    def _close_after_response(cycle: Any) -> None:
+        """Make the one response of ``cycle`` say ``connection: close``; uvicorn closes the connection after it.
+
+        ``cycle`` is uvicorn's RequestResponseCycle, not yet started (its task runs on a later
+        loop turn), so its response headers are still to be built from ``default_headers``.
+        """
+        if CLOSE_HEADER not in cycle.default_headers:
+            cycle.default_headers = [*cycle.default_headers, CLOSE_HEADER]  # the server's list is shared
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the header clock and let uvicorn clean up."""
