@@ -127,3 +127,29 @@ async def test_valid_label_forms_are_accepted(client: httpx.AsyncClient, reader:
     assert answer.status_code == 200, answer.text
     assert _template(reader, 1)["metadata"] == {"labels": {"example.com/team": "", "t" * 63: "v" * 63},
                                                 "annotations": {"Example.COM/note": "free text: any value!"}}
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ('{"annotations": {"x": "\\ud800"}}', "value at 'annotations.x' holds a lone UTF-16 surrogate"),
+    ('{"tolerations": [{"key": "a\\udc00", "operator": "Exists"}]}',
+     "value at 'tolerations[0].key' holds a lone UTF-16 surrogate"),
+    ('{"labels": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ('{"labels": {"a": ' + "9" * 5_000 + "}}", "not readable JSON"),
+])
+async def test_unreadable_bodies_are_refused_before_anything_is_written(client: httpx.AsyncClient,
+                                                                        reader: SnapshotReader, body: str,
+                                                                        said: str) -> None:
+    before = json.dumps(reader.get(JOBSET, "ml", "train"), sort_keys=True)
+    answer = await client.patch(TRAIN + "/pod-template", content=body.encode(),
+                                headers={"content-type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert said in answer.json()["message"]
+    assert json.dumps(reader.get(JOBSET, "ml", "train"), sort_keys=True) == before  # nothing written
+
+
+async def test_a_surrogate_pair_is_text_and_accepted(client: httpx.AsyncClient, reader: SnapshotReader) -> None:
+    body = '{"instances": ["worker"], "annotations": {"note": "\\ud83d\\ude00"}}'  # one code point, U+1F600
+    answer = await client.patch(TRAIN + "/pod-template?dryRun=true", content=body.encode(),
+                                headers={"content-type": "application/json"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["patch"][-1]["value"] == {"annotations": {"note": "\U0001f600"}}

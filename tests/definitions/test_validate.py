@@ -163,6 +163,23 @@ def test_jq_problems_name_the_field() -> None:
                             "parse") for f in found)
 
 
+def test_an_expression_over_the_length_limit_is_refused_without_compiling() -> None:
+    # 16,387 characters (".a" x 8,192 plus "| ."): one problem naming the field and both lengths;
+    # 400 KB of ".a" took jq's compiler 4-5 s holding the GIL (the event loop with it)
+    long = ".a" * 8_192 + "| ."
+    assert len(long) == 16_387
+
+    def mutate(doc: dict[str, Any]) -> None:
+        structure(doc)["childComponents"][1]["instanceIdPath"] = long
+    assert ("spec.structureDefinition.childComponents[1].instanceIdPath: jq expression failed validation: "
+            "the expression is 16,387 characters long; at most 16,384 are allowed") in problems_of(mutate)
+
+    at_limit = copy.deepcopy(BASE)
+    structure(at_limit)["childComponents"][1]["instanceIdPath"] = ".a" * 8_192  # 16,384: accepted
+    definition, problems = check_definition(at_limit)
+    assert definition is not None and not problems
+
+
 def test_wrong_types_unknown_fields_and_suspend_values() -> None:
     def mutate(doc: dict[str, Any]) -> None:
         structure(doc)["childComponents"][0]["fragmentedPodDefinition"] = {}

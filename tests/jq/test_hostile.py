@@ -20,7 +20,7 @@ import yaml
 from workload_map.config import default_catalog_dir
 from workload_map.definitions.load import check_definition
 from workload_map.jq import check_expression
-from workload_map.errors import JqEvaluationError
+from workload_map.errors import JqCompileError, JqEvaluationError
 from workload_map.jq import fastpath
 from workload_map.jq.engine import MAX_RESULTS, Document, compile_program
 from workload_map.jq.fastpath import parse_fast_path
@@ -33,15 +33,19 @@ def test_deep_parentheses_are_c_jqs_finding() -> None:
     expression = "(" * DEEP + ".spec.replicas" + ")" * DEEP
     assert parse(expression) is None
     assert parse_fast_path(expression) is None
-    problems = check_expression(expression)
-    assert len(problems) == 1
-    assert problems[0].startswith("failed to parse: jq: error: memory exhausted")
+    with pytest.raises(JqCompileError, match="memory exhausted"):
+        compile_program(expression)
+    # past jq's parser depth (10,000) is past the length limit too: refused before compiling
+    assert check_expression(expression) == [
+        "failed validation: the expression is 20,014 characters long; at most 16,384 are allowed"]
 
 
 def test_deep_pipes_and_arrays_are_c_jqs_finding() -> None:
     for expression in (" | ".join(["."] * DEEP), "[" * DEEP + "." + "]" * DEEP):
+        with pytest.raises(JqCompileError, match="memory exhausted"):
+            compile_program(expression)
         problems = check_expression(expression)
-        assert len(problems) == 1 and "memory exhausted" in problems[0]
+        assert len(problems) == 1 and "characters long; at most 16,384 are allowed" in problems[0]
 
 
 def test_moderate_nesting_still_takes_the_pure_path() -> None:
@@ -79,7 +83,8 @@ def test_a_definition_with_a_deep_path_names_the_field() -> None:
     definition, problems = check_definition(doc)
     assert definition is None
     assert [p.path for p in problems] == ["spec.structureDefinition.rootComponent.scaleDefinition.replicasPath"]
-    assert "memory exhausted" in problems[0].message
+    assert problems[0].message == ("jq expression failed validation: the expression is 20,014 characters long; "
+                                   "at most 16,384 are allowed")
 
 
 def test_the_pure_path_stops_where_c_jq_stops(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,15 +113,15 @@ def test_the_pure_path_stops_where_c_jq_stops(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_the_422_for_a_hostile_expression_names_the_field_once_and_shows_the_expression_cut() -> None:
-    # before, the 20,014-character expression was in `message` twice (quoted, then in jq's own echo of
-    # the source line) and twice again in `details`
+    # before, a 20,014-character expression was in `message` twice (quoted, then in jq's own echo of
+    # the source line) and twice again in `details`; an unclosed one of 8,014 (under the length limit)
     import json
 
     from workload_map.api.errors import response_for
     from workload_map.errors import InvalidDefinition
 
     doc = yaml.safe_load(Path(default_catalog_dir(), "apps-replicaset-v1.yaml").read_text())
-    expression = "(" * DEEP + ".spec.replicas" + ")" * DEEP
+    expression = "(" * 8_000 + ".spec.replicas"
     doc["spec"]["structureDefinition"]["rootComponent"]["scaleDefinition"]["replicasPath"] = expression
     _, problems = check_definition(doc)
     answer = response_for(InvalidDefinition(problems, "replicasets"))
@@ -127,7 +132,7 @@ def test_the_422_for_a_hostile_expression_names_the_field_once_and_shows_the_exp
     assert "(" * 300 not in body["message"] and len(body["message"]) < 1000
     (detail,) = body["details"]
     assert detail["path"] == path and detail["message"] == body["message"].split(f"{path}: ", 1)[1]
-    assert detail["expression"] == "(" * 200 + "... (20014 characters)"
+    assert detail["expression"] == "(" * 200 + "... (8014 characters)"
 
 
 def test_a_short_expression_is_shown_whole_in_the_details_only() -> None:

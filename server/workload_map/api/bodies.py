@@ -14,6 +14,8 @@ from workload_map.errors import InvalidRequest
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
 _PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -47,9 +49,43 @@ async def json_object(request: Request) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"the request body is not valid JSON: {exc.msg} at line {exc.lineno} "
                              f"column {exc.colno}") from None
+    except RecursionError:
+        raise InvalidRequest("the request body is not readable JSON: it is nested too deeply") from None
+    except ValueError as exc:  # an integer beyond sys.get_int_max_str_digits() (4,300 digits)
+        raise InvalidRequest(f"the request body is not readable JSON: {exc}") from None
     if not isinstance(value, dict):
         raise InvalidRequest(f"the request body must be a JSON object, got {type(value).__name__}")
+    if _SURROGATE_ESCAPE.search(text):
+        refuse_surrogates(value)
     return value
+
+
+def refuse_surrogates(value: Any) -> None:
+    r"""Refuse a decoded body holding a lone UTF-16 surrogate (a ``\ud800`` escape without its pair).
+
+    Python's ``json`` decodes such an escape to a code point that is not Unicode text: it
+    cannot be encoded as UTF-8, so the answer (or a later write of the object) would fail
+    after the change was made. Kubernetes' decoder replaces it; we refuse the body instead,
+    before anything is written.
+
+    Raises:
+        InvalidRequest: naming the path of the first such key or string (``annotations.x``).
+    """
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                where = f"{path}.{key}" if path else key
+                if _SURROGATE.search(key):
+                    raise InvalidRequest(f"the request body key {where!a} holds a lone UTF-16 surrogate: "
+                                         "not Unicode text")
+                stack.append((where, child))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in enumerate(item))
+        elif isinstance(item, str) and _SURROGATE.search(item):
+            raise InvalidRequest(f"the request body value at {path or '(top)'!a} holds a lone UTF-16 surrogate: "
+                                 "not Unicode text")
 
 
 async def body_object(request: Request) -> dict[str, Any]:
@@ -63,10 +99,13 @@ async def body_object(request: Request) -> dict[str, Any]:
     """
     if request.headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/yaml":
         return await json_object(request)
-    docs = await asyncio.to_thread(load_documents, await body_text(request), source="the request body")
+    text = await body_text(request)
+    docs = await asyncio.to_thread(load_documents, text, source="the request body")
     if len(docs) != 1 or not isinstance(docs[0], dict):
         shown = f"{len(docs)} documents" if len(docs) != 1 else type(docs[0]).__name__
         raise InvalidRequest(f"the request body must be one YAML mapping, got {shown}")
+    if _SURROGATE_ESCAPE.search(text):
+        refuse_surrogates(docs[0])
     return docs[0]
 
 
