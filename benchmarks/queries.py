@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+import workload_map.app as app_module
 from workload_map.app import create_app
 from workload_map.config import ResolverSettings, Settings
 
@@ -121,6 +122,12 @@ async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: flo
                 service = app.state.runtime.service
                 await settle(service, SETTLE_S)  # cold: every view materialized by the resolver pool
                 cold = time.perf_counter() - t0
+                # what `wmap serve` does once the cold pass settled (the app leaves the collector of
+                # a process that passed its own reader alone): the views out of full collections;
+                # a tree from before that step (`--before` of benchmarks.targets) has no such step
+                freeze = getattr(app_module, "freeze_when_settled", None)
+                if freeze is not None:
+                    await freeze(service)
                 views = service.workloads()
                 cold_pods = sum(len(v.all_pods()) for v in views)
                 t0 = time.perf_counter()

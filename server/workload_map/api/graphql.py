@@ -25,7 +25,7 @@ import asyncio
 import logging
 import threading
 from contextvars import ContextVar
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from cross_web import AsyncHTTPRequestAdapter, FormData
@@ -50,6 +50,7 @@ from strawberry.subscriptions import (
 )
 from strawberry.types.unset import UnsetType
 
+from workload_map.api.answers import AnswerCache, Key, reads_views_only, request_key, stamp
 from workload_map.graphql.context import Context
 from workload_map.graphql.cost import CostLimits, QueryRefused, select_operation
 from workload_map.graphql.schema import CACHE_SIZE, COST_LIMITS_KEY, MAX_TOKENS, SafeParserCache, schema
@@ -213,6 +214,14 @@ class GraphQLApp(GraphQL[Context, None]):
         Raises:
             StrawberryHTTPException: as strawberry's (no operation, operation type not allowed).
         """
+        answers = runtime_of(request).answers
+        key, current = _answer_key(answers, context, request_data)
+        if key is not None:
+            body = answers.get(key, current)
+            if body is not None:
+                kept = ExecutionResult(data=None, errors=None)
+                setattr(kept, _ENCODED, _Encoded({}, body))
+                return kept
         execute = super().execute_single
         args = (request, request_adapter, sub_response, context, root_value, request_data)
         server_loop = asyncio.get_running_loop()
@@ -228,9 +237,13 @@ class GraphQLApp(GraphQL[Context, None]):
 
         stop = request.scope[STOP_KEY] = threading.Event()
         try:
-            return await QUERIES.run(off_loop())
+            result = await QUERIES.run(off_loop())
         finally:
             stop.set()  # given up (504, client gone) or done: a synchronous stretch still running ends now
+        encoded = getattr(result, _ENCODED, None)
+        if key is not None and not result.errors and isinstance(encoded, _Encoded) and _reads_views_only(request_data):
+            answers.put(key, current, encoded.body)
+        return result
 
     async def process_result(self, request: Any, result: ExecutionResult) -> Any:
         """The answer of ``result``: the one encoded in the query thread when there is one."""
@@ -335,6 +348,31 @@ def _is_mutation(request_data: GraphQLRequestData) -> bool:
     except (GraphQLError, QueryRefused):
         return False  # the schema reports it
     return operation is not None and operation.operation == OperationType.MUTATION
+
+
+def _answer_key(answers: AnswerCache, context: Context,
+                request_data: GraphQLRequestData) -> tuple[Key | None, Hashable]:
+    """``(key, stamp)`` of this request in :mod:`workload_map.api.answers`.
+
+    ``(None, None)`` when its answer is not kept: kept answers off, a stream, a guarded
+    caller (what a caller may see is decided per caller), no document text.
+    """
+    if answers.max_bytes <= 0 or request_data.protocol != "http" or not context.guard.is_open:
+        return None, None
+    key = request_key(request_data.query, request_data.operation_name, request_data.variables)
+    return (key, stamp(context.service, context.is_ready)) if key is not None else (None, None)
+
+
+def _reads_views_only(request_data: GraphQLRequestData) -> bool:
+    """True when the request's operation is a query of view fields only (its answer may be kept)."""
+    query = request_data.query
+    if not isinstance(query, str):
+        return False
+    try:
+        operation = select_operation(_parse(query, max_tokens=MAX_TOKENS), request_data.operation_name)
+    except (GraphQLError, QueryRefused):
+        return False
+    return reads_views_only(operation)
 
 
 def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:

@@ -17,6 +17,7 @@ from workload_map.auth.access import Access
 from workload_map.config import Settings
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import CacheNotReady
+from workload_map.api.answers import AnswerCache
 from workload_map.api.waits import ClientWaits
 from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerStatus, Reader
@@ -65,6 +66,8 @@ class Runtime:
             (the Karta status controller and its Lease elector), cancelled at shutdown.
         karta_status: the ``KartaStatusController`` (one cluster), else None.
         karta_statuses: cluster name -> its ``KartaStatusController``, with several clusters.
+        answers: GraphQL answers of view-only queries kept per view generation
+            (:mod:`workload_map.api.answers`).
     """
 
     settings: Settings
@@ -89,6 +92,7 @@ class Runtime:
     waits: ClientWaits = field(default_factory=lambda: ClientWaits(0))
     startup_error: str = ""
     on_startup_failure: Callable[[str], None] | None = None
+    answers: AnswerCache = field(default_factory=AnswerCache)
 
     def __post_init__(self) -> None:
         self.waits = ClientWaits(self.settings.http.max_waits_per_client)

@@ -211,6 +211,10 @@ class Fleet(WorkloadReads):
         """True once every cluster's workloads have views (see README "Several clusters")."""
         return all(s.is_ready() for s in self.members.values())
 
+    def view_generation(self) -> tuple[int, ...]:
+        """Every member's :meth:`WorkloadService.view_generation`, in command-line order, flattened."""
+        return tuple(g for service in self.members.values() for g in service.view_generation())
+
     def answering(self) -> bool:
         """True when queries can be answered (a weaker gate than :meth:`is_ready`).
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from cachetools import LRUCache
 
 from workload_map.errors import InvalidRequest
 from workload_map.resolution import WorkloadView
@@ -89,10 +93,35 @@ def paginate(views: Sequence[WorkloadView], *, first: int | None, after: str | N
         InvalidRequest: bad page size or cursor.
     """
     size = check_page_size(first, name=name)
-    ordered = sorted(views, key=sort_key)
-    start = 0
-    if after:
-        key = decode_cursor(after)
-        start = next((i for i, v in enumerate(ordered) if sort_key(v) > key), len(ordered))
+    ordered, keys = _order(views)
+    start = bisect.bisect_right(keys, decode_cursor(after)) if after else 0  # the first key past the cursor
     items = ordered[start:start + size]
     return Page(items, len(ordered), start + size < len(ordered), start > 0)
+
+
+ORDERS_KEPT = 4
+"""Lists whose order and sort keys :func:`paginate` keeps (the service's lists of the last few
+generations; each kept list holds its views, so few are kept)."""
+
+_orders: LRUCache[int, tuple[Sequence[WorkloadView], int, list[WorkloadView], list[SortKey]]] = \
+    LRUCache(maxsize=ORDERS_KEPT)
+_orders_lock = threading.Lock()
+
+
+def _order(views: Sequence[WorkloadView]) -> tuple[list[WorkloadView], list[SortKey]]:
+    """``views`` sorted by :func:`sort_key`, and their keys, kept per list object.
+
+    The service hands out one list per view generation and filter set, never changed
+    afterwards, and every page of a walk pages that same list: sorting it and building its
+    20,000 keys for every page was most of a page's cost at 20,000 workloads. A list is known
+    again by identity and length (it is held, so its id is not reused while kept).
+    """
+    with _orders_lock:
+        kept = _orders.get(id(views))
+    if kept is not None and kept[0] is views and kept[1] == len(views):
+        return kept[2], kept[3]
+    ordered = sorted(views, key=sort_key)
+    keys = [sort_key(v) for v in ordered]
+    with _orders_lock:
+        _orders[id(views)] = (views, len(views), ordered, keys)
+    return ordered, keys

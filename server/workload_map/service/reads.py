@@ -86,6 +86,15 @@ class WorkloadReads(Protocol):
         """True once every workload found after sync has a view."""
         ...
 
+    def view_generation(self) -> tuple[int, ...]:
+        """A value that changes whenever a view or a definition in force changes.
+
+        Shape: ``(registry generation, view store generation)`` per cluster, flattened in
+        command-line order. Answers computed from the views at one value stay right while it
+        holds (``workload_map.api.answers``).
+        """
+        ...
+
     def answering(self) -> bool:
         """True when queries can be answered (several clusters: unreachable ones left out)."""
         ...

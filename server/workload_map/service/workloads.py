@@ -126,6 +126,10 @@ class WorkloadService(WorkloadReads):
         """True once every workload found after sync has a view (always true when not started)."""
         return self.materializer is None or bool(self.materializer.ready)
 
+    def view_generation(self) -> tuple[int, ...]:
+        """``(registry generation, view store generation)``: changes with every view or definition change."""
+        return (self.registry.generation, self.store.generation)
+
     def progress(self) -> tuple[int, int]:
         """``(resolved, known)`` workloads: "resolved N of M"."""
         known = self.materializer.known if self.materializer is not None else len(self.store)
