@@ -13,7 +13,7 @@ import httpx
 import pytest
 from graphql import parse
 
-from workload_map.api.answers import AnswerCache, reads_views_only, request_key
+from workload_map.api.answers import AnswerCache, charge, reads_views_only, request_key
 from workload_map.app import create_app
 from workload_map.config import Settings
 from workload_map.graphql.cost import select_operation
@@ -57,9 +57,10 @@ def test_request_key_is_canonical_in_its_variables_and_refuses_what_is_not_json(
 
 
 def test_a_kept_answer_holds_only_for_its_stamp_and_the_bytes_bound_drops_the_oldest() -> None:
-    # each entry is charged 1,000 bytes of body + 4 of key text ("q0", "{}") + 200: room for three
-    cache = AnswerCache(max_bytes=3 * (1000 + 4 + 200), max_entry_bytes=2000)
     keys = [(f"q{i}", None, "{}") for i in range(4)]
+    each = charge(keys[0], b"x" * 1000)
+    assert 1000 + 2 + 2 + 200 <= each <= 1000 + 200 + 3 * 64  # body, key texts, the objects around them
+    cache = AnswerCache(max_bytes=3 * each, max_entry_bytes=2 * each)  # room for three
     cache.put(keys[0], ("gen", 1), b"x" * 1000)
     assert cache.get(keys[0], ("gen", 1)) == b"x" * 1000
     assert cache.get(keys[0], ("gen", 2)) is None  # the views changed since
@@ -69,8 +70,20 @@ def test_a_kept_answer_holds_only_for_its_stamp_and_the_bytes_bound_drops_the_ol
     for key in keys[1:]:
         cache.put(key, ("gen", 2), b"z" * 1000)
     assert len(cache) == 3 and cache.get(keys[0], ("gen", 2)) is None  # least recently used went first
-    cache.put(("big", None, "{}"), ("gen", 2), b"b" * 2001)  # over max_entry_bytes: not kept
+    cache.put(("big", None, "{}"), ("gen", 2), b"b" * (2 * each))  # over max_entry_bytes: not kept
     assert cache.get(("big", None, "{}"), ("gen", 2)) is None
+
+
+def test_a_non_ascii_document_is_charged_the_memory_it_holds() -> None:
+    document = "{ gpuSummary(groupBy: KIND) { key } }\n#" + "\U0001F600" * 100_000  # a comment: no tokens
+    assert charge((document, None, "{}"), b"{}") >= 4 * 100_000  # 4 bytes a character in memory
+    cache = AnswerCache(max_bytes=1_000_000, max_entry_bytes=1_000_000)
+    for i in range(5):
+        cache.put((document + str(i), None, "{}"), ("gen", 1), b"{}")
+    assert len(cache) == 2  # 2 x 400 KB fit in 1 MB, not 5 (each was charged 100 KB as characters)
+    huge = AnswerCache(max_bytes=100_000, max_entry_bytes=10**9)
+    huge.put((document, None, "{}"), ("gen", 1), b"{}")  # larger than the whole cache: not kept, no error
+    assert len(huge) == 0
 
 
 async def _post(client: httpx.AsyncClient, query: str) -> httpx.Response:
@@ -155,3 +168,15 @@ async def test_once_settled_the_views_are_kept_out_of_full_collections(tmp_path:
             assert not any(o is view for o in gc.get_objects())  # frozen: no generation lists it any more
         finally:
             gc.unfreeze()  # the test process's collector as it was
+
+
+@pytest.mark.parametrize(("name", "kind"), [([], "list"), (5, "int"), ({"a": 1}, "dict"), (True, "bool")])
+async def test_an_operation_name_that_is_not_a_string_is_a_400(tmp_path: Path, name: object, kind: str) -> None:
+    # a list reached the cost check's cache key and was an INTERNAL error (found by a new-user pass)
+    app = create_app(Settings(state_dir=tmp_path / "s"), reader=SnapshotReader(jobset("a", "team-1", {"w": 1})))
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        response = await client.post("/graphql", json={"query": SUMMARY, "operationName": name})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"] == f"operationName must be a string or null, got {kind}"
+    assert app.state.runtime.answers.hits == 0 and len(app.state.runtime.answers) == 0

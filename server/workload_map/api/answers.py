@@ -22,8 +22,9 @@ freshness summary behind ``extensions.stale`` (stale flag, since, error, stale k
 lookup whose stamp differs is a miss and the new answer replaces the old one.
 
 The key is the request as sent: the document text, the operation name and the variables
-(canonical JSON: sorted keys). Memory is bounded by the encoded bytes kept
-(:attr:`max_bytes`, least recently used first out; ``cachetools.LRUCache``).
+(canonical JSON: sorted keys). Memory is bounded by the bytes kept, bodies and keys as
+held in memory (:func:`charge`; :attr:`max_bytes`, least recently used first out;
+``cachetools.LRUCache``).
 
 Thread use: :meth:`get` and :meth:`put` run on the server's event loop (before and after
 the hop to the query thread); a lock makes them safe from any thread anyway.
@@ -32,6 +33,7 @@ the hop to the query thread); a lock makes them safe from any thread anyway.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -55,7 +57,7 @@ class Answer:
 
     stamp: Hashable
     body: str | bytes
-    key_chars: int
+    key_bytes: int
 
 
 def stamp(service: WorkloadReads, is_ready: Callable[[], bool]) -> Hashable:
@@ -124,13 +126,25 @@ class AnswerCache:
             return None
 
     def put(self, key: Key, current: Hashable, body: str | bytes) -> None:
-        """Keep ``body`` for ``key`` at stamp ``current`` (ignored over :attr:`max_entry_bytes`)."""
-        if len(body) > self.max_entry_bytes:
+        """Keep ``body`` for ``key`` at stamp ``current``.
+
+        Not kept when its :func:`charge` is over :attr:`max_entry_bytes` or :attr:`max_bytes`.
+        """
+        answer = Answer(current, body, sys.getsizeof(key[0]) + sys.getsizeof(key[2]))
+        if _size(answer) > min(self.max_entry_bytes, self.max_bytes):
             return
         with self._lock:
-            self._answers[key] = Answer(current, body, len(key[0]) + len(key[2]))
+            self._answers[key] = answer
+
+
+def charge(key: Key, body: str | bytes) -> int:
+    """Bytes one kept answer is charged.
+
+    The memory of its body and of its key's texts (``sys.getsizeof``: a non-ASCII document
+    costs 2 or 4 bytes a character), plus 200 for the objects around them.
+    """
+    return _size(Answer(None, body, sys.getsizeof(key[0]) + sys.getsizeof(key[2])))
 
 
 def _size(answer: Answer) -> int:
-    """Bytes charged for one kept answer: its body, its key's text and about 200 bytes of objects."""
-    return len(answer.body) + answer.key_chars + 200
+    return sys.getsizeof(answer.body) + answer.key_bytes + 200

@@ -130,10 +130,23 @@ class GraphQLApp(GraphQL[Context, None]):
         await response(scope, receive, send)
 
     async def parse_http_body(self, request: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
-        """Strawberry's parsing, plus ``application/graphql`` bodies.
+        """Strawberry's parsing, plus ``application/graphql`` bodies; ``operationName`` checked.
 
         Such a body holds a query, never a mutation: :meth:`execute_operation` refuses those.
+
+        Raises:
+            StrawberryHTTPException: 400 when ``operationName`` is neither a string nor null
+                (strawberry passes any JSON value on; a list was an ``INTERNAL`` error).
         """
+        parsed = await self._parse_body(request)
+        for data in parsed if isinstance(parsed, list) else [parsed]:
+            name = data.operation_name
+            if name is not None and not isinstance(name, str):
+                raise StrawberryHTTPException(400, f"operationName must be a string or null, got "
+                                                   f"{type(name).__name__}")
+        return parsed
+
+    async def _parse_body(self, request: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
         if request.method == "POST" and media_type(request.headers) in ("application/json",
                                                                         "application/graphql+json"):
             body = await request.get_body()

@@ -265,10 +265,12 @@ class Fleet(WorkloadReads):
         """
         filters: dict[str, Any] = {"namespace": namespace, "kind": kind, "group": group, "phase": phase,
                                    "definition": definition, "namespaces": namespaces, "allow": allow}
-        parts = [s.workloads(**filters) for s in self._chosen(cluster)]
         cacheable = filters.get("allow") is None and filters.get("namespaces") is None
+        # the generations before the lists: a view stored in between makes the key older than
+        # the lists (a miss next time), never a list older than its key
         key = (cluster, tuple(sorted((k, v) for k, v in filters.items() if v is not None)),
                tuple(s.store.generation for s in self._chosen(cluster)))
+        parts = [s.workloads(**filters) for s in self._chosen(cluster)]
         if cacheable and key in self._lists:
             return self._lists[key]
         out = sorted((v for part in parts for v in part), key=fleet_order)
