@@ -307,9 +307,9 @@ async def freeze_when_settled(service: WorkloadReads, *, every: int = FREEZE_EVE
     tracked objects) a GraphQL page that ran into one took 2.5 s instead of 60 ms, and
     ``/livez`` waited as long; during the cold pass the same collections ran again and again
     as the views grew. So every ``every`` views stored (progress read each ``poll_s``
-    seconds) and once the pass is over (settled, or ready under churn), the young generations are collected (cheap) and
-    what is alive is frozen (``gc.freeze``: O(1)); a full collection here would be that very
-    stall. Views replaced later are freed by their reference counts (a view holds no cycle);
+    seconds) and once the pass is over (settled, or ready under churn), the young
+    generations are collected (cheap) and what is alive is frozen (``gc.freeze``: O(1)); a
+    full collection here would be that very stall. Views replaced later are freed by their reference counts (a view holds no cycle);
     what is made after the cold pass is collected as usual.
     https://docs.python.org/3/library/gc.html#gc.freeze
     """

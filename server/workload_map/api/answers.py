@@ -8,11 +8,11 @@ it again (``gpuSummary`` over 400 namespaces: about 20 ms of graphql-core comple
 keeps the encoded JSON of such answers and gives it back while nothing it depends on
 changed (issue 23 item 5: "results assembled once per view generation").
 
-What is kept (:meth:`AnswerCache.cacheable`): an HTTP query (not a mutation, not a
+What is kept (:func:`reads_views_only`, checked by the GraphQL endpoint): an HTTP query (not a mutation, not a
 subscription or a stream) whose root fields are all in :data:`VIEW_FIELDS` (fields answered
 only from the materialized views and the GPU policy), answered without errors, for a caller
-whose guard is open (``--auth none``: every caller sees the same answer), encoded in at
-most :attr:`max_entry_bytes`. Everything else executes as before.
+whose guard is open (``--auth none``: every caller sees the same answer), charged at most
+:attr:`AnswerCache.max_entry_bytes`. Everything else executes as before.
 
 What an answer depends on, compared on every lookup (:func:`stamp`): the read service
 object itself, its :meth:`~workload_map.service.reads.WorkloadReads.view_generation` (the
@@ -97,8 +97,9 @@ class AnswerCache:
     """Encoded answers of view-only queries, valid while their :func:`stamp` holds.
 
     Args:
-        max_bytes: encoded bytes kept in all (least recently used dropped first).
-        max_entry_bytes: a larger answer is not kept.
+        max_bytes: bytes kept in all, as :func:`charge` counts them (least recently used
+            dropped first).
+        max_entry_bytes: an answer charged more is not kept.
 
     Attributes:
         hits, misses: lookups answered from the cache / not (a miss includes a stale entry).
@@ -130,7 +131,7 @@ class AnswerCache:
 
         Not kept when its :func:`charge` is over :attr:`max_entry_bytes` or :attr:`max_bytes`.
         """
-        answer = Answer(current, body, sys.getsizeof(key[0]) + sys.getsizeof(key[2]))
+        answer = Answer(current, body, _key_bytes(key))
         if _size(answer) > min(self.max_entry_bytes, self.max_bytes):
             return
         with self._lock:
@@ -143,7 +144,11 @@ def charge(key: Key, body: str | bytes) -> int:
     The memory of its body and of its key's texts (``sys.getsizeof``: a non-ASCII document
     costs 2 or 4 bytes a character), plus 200 for the objects around them.
     """
-    return _size(Answer(None, body, sys.getsizeof(key[0]) + sys.getsizeof(key[2])))
+    return _size(Answer(None, body, _key_bytes(key)))
+
+
+def _key_bytes(key: Key) -> int:
+    return sys.getsizeof(key[0]) + sys.getsizeof(key[2])
 
 
 def _size(answer: Answer) -> int:

@@ -30,7 +30,7 @@ from typing import Any
 
 from cross_web import AsyncHTTPRequestAdapter, FormData
 from cross_web import HTTPException as StrawberryHTTPException
-from graphql import GraphQLError, OperationType, parse
+from graphql import GraphQLError, OperationDefinitionNode, OperationType, parse
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -254,7 +254,8 @@ class GraphQLApp(GraphQL[Context, None]):
         finally:
             stop.set()  # given up (504, client gone) or done: a synchronous stretch still running ends now
         encoded = getattr(result, _ENCODED, None)
-        if key is not None and not result.errors and isinstance(encoded, _Encoded) and _reads_views_only(request_data):
+        if key is not None and not result.errors and isinstance(encoded, _Encoded) \
+                and reads_views_only(_operation_of(request_data)):
             answers.put(key, current, encoded.body)
         return result
 
@@ -351,15 +352,27 @@ _parse = SafeParserCache(maxsize=CACHE_SIZE).cached_parse_document
 """The parse the schema's parser cache does (same cache: a document is parsed once)."""
 
 
+def _operation_of(request_data: GraphQLRequestData) -> OperationDefinitionNode | None:
+    """The operation a request runs, from the shared parse cache.
+
+    None when the document does not parse or names no operation to run (the schema reports
+    those itself).
+    """
+    query = request_data.query
+    if not isinstance(query, str):
+        return None
+    try:
+        return select_operation(_parse(query, max_tokens=MAX_TOKENS), request_data.operation_name)
+    except (GraphQLError, QueryRefused):
+        return None
+
+
 def _is_mutation(request_data: GraphQLRequestData) -> bool:
     """True when the operation to run is a mutation; a document that does not parse is not."""
     query = request_data.query
     if not isinstance(query, str) or "mutation" not in query:
         return False
-    try:
-        operation = select_operation(_parse(query, max_tokens=MAX_TOKENS), request_data.operation_name)
-    except (GraphQLError, QueryRefused):
-        return False  # the schema reports it
+    operation = _operation_of(request_data)
     return operation is not None and operation.operation == OperationType.MUTATION
 
 
@@ -374,18 +387,6 @@ def _answer_key(answers: AnswerCache, context: Context,
         return None, None
     key = request_key(request_data.query, request_data.operation_name, request_data.variables)
     return (key, stamp(context.service, context.is_ready)) if key is not None else (None, None)
-
-
-def _reads_views_only(request_data: GraphQLRequestData) -> bool:
-    """True when the request's operation is a query of view fields only (its answer may be kept)."""
-    query = request_data.query
-    if not isinstance(query, str):
-        return False
-    try:
-        operation = select_operation(_parse(query, max_tokens=MAX_TOKENS), request_data.operation_name)
-    except (GraphQLError, QueryRefused):
-        return False
-    return reads_views_only(operation)
 
 
 def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:

@@ -270,9 +270,9 @@ class Fleet(WorkloadReads):
         # the lists (a miss next time), never a list older than its key
         key = (cluster, tuple(sorted((k, v) for k, v in filters.items() if v is not None)),
                tuple(s.store.generation for s in self._chosen(cluster)))
-        parts = [s.workloads(**filters) for s in self._chosen(cluster)]
         if cacheable and key in self._lists:
             return self._lists[key]
+        parts = [s.workloads(**filters) for s in self._chosen(cluster)]
         out = sorted((v for part in parts for v in part), key=fleet_order)
         if cacheable:
             if len(self._lists) > 64:
