@@ -137,3 +137,54 @@ def test_typename_and_nested_objects_are_the_same() -> None:
         {"__typename": "Item", "child": {"__typename": "Item", "size": 2,
                                          "child": {"name": "a-child-child", "colour": "BLUE"}}},
         {"__typename": "Item", "child": None}]
+
+
+@strawberry.type
+class Odd:
+    """Values at the edges of the specified scalars' output coercions."""
+
+    count: int
+    ratio: float
+    label: str
+    flag: bool
+    maybe: int | None
+
+
+@strawberry.type
+class Box:
+    @strawberry.field
+    def odd(self) -> Odd:  # a planned object: its leaves are completed by the generated code
+        return self.value  # type: ignore[attr-defined,no-any-return]
+
+    value: strawberry.Private[Any]
+
+
+def odd_answer(execution: type[Any], values: list[dict[str, Any]]) -> str:
+    @strawberry.type
+    class OddQuery:
+        @strawberry.field
+        def boxes(self) -> list[Box | None]:
+            return [Box(value=Odd(**v)) for v in values]
+
+    schema = strawberry.Schema(query=OddQuery, execution_context_class=execution)
+    result = schema.execute_sync("{ boxes { odd { count ratio label flag maybe } } }")
+    errors = [{"message": e.message, "path": e.path} for e in result.errors or []]
+    return json.dumps({"data": result.data, "errors": errors})
+
+
+def test_leaves_at_the_edges_of_the_scalars_are_graphql_cores() -> None:
+    """Returned as read only where graphql-core's coercion returns the value unchanged."""
+    edge = {"count": 2**31 - 1, "ratio": -0.0, "label": "é", "flag": False, "maybe": -(2**31)}
+    coerced = {"count": True, "ratio": 3, "label": 7, "flag": 1, "maybe": None}  # bool->1, int->3.0, 7->"7", 1->True
+    too_big = {"count": 2**31, "ratio": 1.5, "label": "x", "flag": True, "maybe": 0}  # Int error
+    infinite = {"count": 1, "ratio": float("inf"), "label": "x", "flag": True, "maybe": 0}  # Float error
+    values = [edge, coerced, too_big, infinite]
+    fast = odd_answer(FastExecution, values)
+    assert fast == odd_answer(StoppableExecution, values)
+    got = json.loads(fast)
+    assert got["data"]["boxes"][0] == {"odd": {"count": 2147483647, "ratio": -0.0, "label": "é", "flag": False,
+                                               "maybe": -2147483648}}
+    assert got["data"]["boxes"][1] == {"odd": {"count": 1, "ratio": 3.0, "label": "7", "flag": True, "maybe": None}}
+    # the 2**31 count and the infinite ratio are errors: each nulls its (nullable) box
+    assert got["data"]["boxes"][2:] == [None, None]
+    assert [e["path"] for e in got["errors"]] == [["boxes", 2, "odd", "count"], ["boxes", 3, "odd", "ratio"]]

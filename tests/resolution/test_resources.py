@@ -116,3 +116,23 @@ def test_intel_gpu_devices_count_but_not_their_millicores_memory_or_tiles() -> N
                                           "gpu.intel.com/memory.max": "8Gi", "gpu.intel.com/tiles": "2",
                                           "amd.com/gpu": "2"})]}
     assert DEFAULT_GPU_POLICY.total(effective_pod_requests(spec).requests) == Decimal(3)
+
+
+def test_gpu_total_counts_exactly_the_names_is_whole_counts() -> None:
+    """``GpuPolicy.total`` writes ``is_whole``'s test out in its loop: the two must agree on every name."""
+    from dataclasses import replace
+
+    names = ["nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "nvidia.com/mig-1g.10gb",
+             "nvidia.com/gpu.shared", "gpu-memory", "cpu", "memory", "dra/gpu.nvidia.com", "dra/mig.nvidia.com",
+             "dra/gpu.example.com", "dra/", "dra", "example.com/accel-a", "example.com/accel", ""]
+    policies = [DEFAULT_GPU_POLICY,
+                replace(DEFAULT_GPU_POLICY, whole_prefixes=("example.com/accel-",), dra_classes=frozenset({"gpu.example.com"})),
+                replace(DEFAULT_GPU_POLICY, whole=frozenset(), dra_classes=frozenset())]
+    for policy in policies:
+        for count, name in enumerate(names, start=1):
+            requests = {name: Decimal(count), "cpu": Decimal("0.5")}
+            expected = Decimal(count) * policy.is_whole(name) + Decimal("0.5") * policy.is_whole("cpu")
+            assert policy.total(requests) == expected, (policy, name)
+    # hand-checked: the default policy counts nvidia, amd and intel devices and DRA GPU classes, not MIG slices
+    every = {name: Decimal(1) for name in names}
+    assert DEFAULT_GPU_POLICY.total(every) == Decimal(5)  # nvidia, amd, i915, xe, dra/gpu.nvidia.com

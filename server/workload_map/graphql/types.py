@@ -40,7 +40,9 @@ CLAMPED = f"Counts beyond the GraphQL Int range are clamped to {INT32_MAX} (the 
 
 def int32(value: int) -> int:
     """``value`` clamped to the GraphQL ``Int`` range (32-bit signed)."""
-    return max(INT32_MIN, min(INT32_MAX, value))
+    if INT32_MIN <= value <= INT32_MAX:  # nearly always: one comparison instead of two calls
+        return value
+    return INT32_MAX if value > INT32_MAX else INT32_MIN
 
 
 def opt_int32(value: int | None) -> int | None:
