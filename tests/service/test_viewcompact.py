@@ -103,3 +103,25 @@ def test_equal_but_differently_printed_values_stay_apart() -> None:
     assert str(a["x"][0]["gpu"]) == "1" and str(b["x"][0]["gpu"]) == "1.0"
     assert a["x"][1]["n"] is not b["x"][1]["n"]
     assert a["x"] is not b["x"]
+
+
+def test_values_of_different_types_never_share_a_container() -> None:
+    """Table keys name each item's type: a str-valued enum member is not its string, a tuple not a
+    list, 0.0 not -0.0, 1 not 1.0; equal values of the same types do share."""
+    from workload_map.resolution.view import Phase
+
+    running = compact_view({"phase": Phase.RUNNING})
+    as_text = compact_view({"phase": str(Phase.RUNNING.value)})
+    assert running == {"phase": Phase.RUNNING} and running is not as_text
+    assert running["phase"] is Phase.RUNNING
+    assert compact_view({"phase": Phase.RUNNING}) is running  # the same member: one map
+    pair, listed = compact_view(("a", 1)), compact_view(["a", 1])
+    assert pair == ("a", 1) and isinstance(pair, tuple) and isinstance(listed, FrozenList) and pair is not listed
+    assert compact_view({"f": 0.0}) is not compact_view({"f": -0.0})
+    assert compact_view({"n": 1}) is not compact_view({"n": 1.0})
+    assert compact_view({"names": {"b", "a"}}) is compact_view({"names": {"a", "b"}})
+    long = "x" * 65  # longer than INTERN_MAX: seldom repeats, so a map holding it is kept apart
+    assert compact_view({"message": long}) is not compact_view({"message": long})
+    one = compact_view(GpuFigures({"nvidia.com/gpu": Decimal(2)}, {}, {}))
+    assert compact_view(GpuFigures({"nvidia.com/gpu": Decimal(2)}, {}, {})) is one
+    assert compact_view(GpuFigures({"nvidia.com/gpu": Decimal("2.0")}, {}, {})) is not one
