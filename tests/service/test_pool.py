@@ -106,3 +106,35 @@ def test_bad_pool_arguments_are_refused() -> None:
         ResolverPool(0, 1.0, lambda o: None)
     with pytest.raises(ValueError, match="positive"):
         ResolverPool(1, 0, lambda o: None)
+
+
+_REAL_MAIN = worker_module.main
+
+
+def _exits_at_once(conn: Any, slot: Any = None) -> None:
+    """A worker that cannot start: its process ends before it reports ``worker.STARTED``."""
+    os._exit(3)
+
+
+def test_a_worker_that_cannot_start_is_replaced_with_a_growing_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.1, 0.2, 0.4, 0.8 s between tries (START_BACKOFF_S doubled), not a process per millisecond; once
+    a worker starts the wait is reset and the queued jobs are resolved."""
+    from workload_map.materialization import pool as pool_module
+
+    definition = demo_definition()
+    got = Collector()
+    monkeypatch.setattr(worker_module, "main", _exits_at_once)  # a forked child runs the parent's (patched) code
+    pool = ResolverPool(1, 5.0, got, start_method="fork")
+    pool.start()
+    try:
+        pool.submit(_jobs(definition, demo("a")))
+        time.sleep(1.2)
+        # tries at about 0, 0.1, 0.3, 0.7 s (and 1.5 s): 4 failures within 1.2 s, some CPU slack allowed
+        assert 3 <= pool.crashes <= 5, pool.crashes  # without the wait: thousands
+        assert pool.start_failures == pool.crashes and got.outcomes == {}  # the job waits queued
+        monkeypatch.setattr(worker_module, "main", _REAL_MAIN)
+        got.wait(1, 10 + pool_module.START_BACKOFF_MAX_S)  # the next try (at most START_BACKOFF_MAX_S away) starts
+        assert got.outcomes["uid-n-a"][1].view.phase is Phase.RUNNING and pool.start_failures == 0
+        assert len(pool.pids()) == 1
+    finally:
+        pool.close()

@@ -13,7 +13,10 @@ handed to ``deliver`` (the service posts them to the loop with ``call_soon_threa
   killed and replaced, the job gets a ``timeout`` outcome and the rest of its batch is
   requeued at the front. A worker that dies mid-job (signal, jq crash): that job is retried
   once on a fresh worker, then gets a ``crashed`` outcome. Definitions are sent once per
-  worker, keyed by content (:func:`definition_key`).
+  worker, keyed by content (:func:`definition_key`). A worker that fails to start (it exits
+  or answers wrongly before ``worker.STARTED``, or no process can be made) is replaced
+  after a wait that doubles with each such failure in a row (:data:`START_BACKOFF_S` up to
+  :data:`START_BACKOFF_MAX_S`); meanwhile its share of the jobs waits queued.
 * Calls (:meth:`ResolverPool.call`: the registration trial's and the studio's jobs,
   ``worker.TrialJob`` and ``worker.StudioJob``) run on the same workers under the same
   budget, kill and crash policy; they go to the front of the queue (a caller awaits them)
@@ -50,6 +53,17 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 120.0
 """Seconds a fresh worker may take to report ``worker.STARTED`` before it is replaced."""
+
+START_BACKOFF_S = 0.1
+"""Wait before replacing a worker that failed to start; doubled with every failure in a row."""
+
+START_BACKOFF_MAX_S = 10.0
+"""Longest wait before replacing a worker that failed to start (a worker that starts resets it).
+
+Without a wait, a worker that cannot start (its process exits at once: a broken
+environment, a memory limit) was replaced in a tight loop, some 12,000 processes in a few
+seconds, starving the server of CPU; with it, such a pool tries about once per
+``START_BACKOFF_MAX_S`` and its jobs wait queued."""
 
 
 def usable_cores() -> int:
@@ -129,6 +143,8 @@ class ResolverPool:
         self._workers: list[_Worker] = []
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._respawn_at: list[float] = []  # monotonic times at which a worker that failed to start is replaced
+        self.start_failures = 0  # failures to start in a row (reset when a worker starts)
         self.replaced = 0
         self.timeouts = 0
         self.crashes = 0
@@ -165,6 +181,7 @@ class ResolverPool:
         for w in self._workers:
             self._kill(w)
         self._workers = []
+        self._respawn_at = []
 
     def pids(self) -> list[int]:
         """Process ids of the current workers."""
@@ -218,10 +235,17 @@ class ResolverPool:
                 self._pending.extend(items)
             else:  # a caller awaits these: before the resolutions queued
                 self._pending.extendleft(reversed(items))
+        now = time.monotonic()
+        while self._respawn_at and self._respawn_at[0] <= now:
+            self._respawn_at.pop(0)
+            try:
+                self._workers.append(self._spawn())
+            except OSError as exc:  # no process could be made (EAGAIN, ENOMEM): later again
+                self._later(f"resolver worker could not be started ({exc})")
         self._assign()
         busy = [w for w in self._workers if w.batch or not w.ready]
-        now = time.monotonic()
-        timeout = max(0.0, min(w.deadline for w in busy) - now) if busy else None
+        deadlines = [w.deadline for w in busy] + self._respawn_at[:1]
+        timeout = max(0.0, min(deadlines) - now) if deadlines else None
         ready = wait([self._wake_recv, *[w.conn for w in busy]], timeout)
         for conn in ready:
             if conn is self._wake_recv:
@@ -248,13 +272,30 @@ class ResolverPool:
             self._start_failed(w, "exited while starting")
             return
         w.ready = message == worker_module.STARTED
-        if not w.ready:
+        if w.ready:
+            self.start_failures = 0
+        else:
             self._start_failed(w, f"sent {message!r} instead of {worker_module.STARTED!r}")
 
     def _start_failed(self, w: _Worker, why: str) -> None:
+        """End ``w`` and replace it :meth:`later`."""
         self.crashes += 1
-        log.warning("resolver worker %s %s; starting another", w.process.pid, why)
-        self._replace(w)
+        self._kill(w)
+        self.replaced += 1
+        self._workers.remove(w)
+        self._later(f"resolver worker {w.process.pid} {why}")
+
+    def _later(self, what: str) -> None:
+        """Refill a worker slot later: ``what`` failed (logged with the wait).
+
+        The wait is :data:`START_BACKOFF_S`, doubled per failure in a row, at most
+        :data:`START_BACKOFF_MAX_S`; a worker that reports ``worker.STARTED`` resets it.
+        """
+        self.start_failures += 1
+        delay = min(START_BACKOFF_MAX_S, START_BACKOFF_S * 2 ** min(self.start_failures - 1, 32))
+        log.warning("%s; starting another in %.1f s", what, delay)
+        self._respawn_at.append(time.monotonic() + delay)
+        self._respawn_at.sort()
 
     def _assign(self) -> None:
         idle = [w for w in self._workers if w.ready and not w.batch]
@@ -333,7 +374,11 @@ class ResolverPool:
         self._kill(w)
         self.replaced += 1
         index = self._workers.index(w)
-        self._workers[index] = self._spawn()
+        try:
+            self._workers[index] = self._spawn()
+        except OSError as exc:  # no process could be made (EAGAIN, ENOMEM): later again
+            del self._workers[index]
+            self._later(f"resolver worker could not be started ({exc})")
 
 
 class BlockingResolver:
