@@ -180,3 +180,36 @@ async def test_an_operation_name_that_is_not_a_string_is_a_400(tmp_path: Path, n
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"] == f"operationName must be a string or null, got {kind}"
     assert app.state.runtime.answers.hits == 0 and len(app.state.runtime.answers) == 0
+
+
+async def test_an_answer_says_the_freshness_its_stamp_was_taken_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One read of the freshness per kept-eligible request: the stamp and ``extensions.stale`` share it.
+
+    The informers here turn fresh right after the first read: the first answer still says
+    stale (what its stamp says), and the next request, fresh, is a miss without the extension.
+    """
+    from workload_map.kube.freshness import FRESH, Freshness
+
+    reader = SnapshotReader(jobset("a", "team-1", {"w": 2}, gpus=1))
+    app = create_app(Settings(state_dir=tmp_path / "s"), reader=reader)
+    runtime = app.state.runtime
+    stale = Freshness(synced=True, stale=True, since=1_796_000_000.0, error="connection refused",
+                      stale_kinds=("core/v1/Pod",))
+    reads: list[Freshness] = []
+
+    def read() -> Freshness:
+        reads.append(stale if not reads else FRESH)
+        return reads[-1]
+
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        monkeypatch.setattr(runtime.service, "freshness", read)
+        first = (await _post(client, SUMMARY)).json()
+        assert len(reads) == 1  # the stamp's read, nothing after it
+        assert first["extensions"]["stale"] == {"since": "2026-11-30T00:53:20Z", "error": "connection refused",
+                                                "staleKinds": ["core/v1/Pod"]}
+        assert first["data"]["gpuSummary"][0]["gpu"]["requestedBySpec"] == 2  # 2 pods of 1 GPU
+        second = (await _post(client, SUMMARY)).json()
+        assert len(reads) == 2 and "extensions" not in second and second["data"] == first["data"]
+        assert runtime.answers.hits == 0  # the stamp changed (stale -> fresh): a miss
+        assert (await _post(client, SUMMARY)).json() == second and runtime.answers.hits == 1

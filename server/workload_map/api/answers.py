@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 from graphql import FieldNode, OperationDefinitionNode, OperationType
 
-from workload_map.service.reads import WorkloadReads
+from workload_map.service.reads import Freshness, WorkloadReads
 
 VIEW_FIELDS = frozenset({"workloads", "workload", "gpuSummary", "__typename"})
 """Root query fields whose answer is a function of the views, the registry and the GPU policy
@@ -60,12 +60,14 @@ class Answer:
     key_bytes: int
 
 
-def stamp(service: WorkloadReads, is_ready: Callable[[], bool]) -> Hashable:
+def stamp(service: WorkloadReads, is_ready: Callable[[], bool], fresh: Freshness | None = None) -> Hashable:
     """What a view-field answer depends on besides the request (see module docstring).
 
-    Shape: ``(id(service), view generation, ready, (stale, since, error, stale kinds))``.
+    Shape: ``(id(service), view generation, ready, (stale, since, error, stale kinds))``;
+    ``fresh``: ``service.freshness()`` when the caller has read it already.
     """
-    fresh = service.freshness()
+    if fresh is None:
+        fresh = service.freshness()
     return (id(service), service.view_generation(), is_ready(),
             (fresh.stale, fresh.since_iso, fresh.error, tuple(fresh.stale_kinds)))
 

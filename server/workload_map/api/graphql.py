@@ -381,12 +381,16 @@ def _answer_key(answers: AnswerCache, context: Context,
     """``(key, stamp)`` of this request in :mod:`workload_map.api.answers`.
 
     ``(None, None)`` when its answer is not kept: kept answers off, a stream, a guarded
-    caller (what a caller may see is decided per caller), no document text.
+    caller (what a caller may see is decided per caller), no document text. Otherwise the
+    freshness read for the stamp is set on ``context`` (``Context.freshness``).
     """
     if answers.max_bytes <= 0 or request_data.protocol != "http" or not context.guard.is_open:
         return None, None
     key = request_key(request_data.query, request_data.operation_name, request_data.variables)
-    return (key, stamp(context.service, context.is_ready)) if key is not None else (None, None)
+    if key is None:
+        return None, None
+    context.freshness = context.service.freshness()  # the answer's extensions.stale says what its stamp says
+    return key, stamp(context.service, context.is_ready, context.freshness)
 
 
 def _refuse_plain_subscription(request_data: GraphQLRequestData) -> None:

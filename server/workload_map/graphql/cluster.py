@@ -20,8 +20,11 @@ from workload_map.service.reads import Freshness
 
 
 def freshness_of(context: Context) -> Freshness:
-    """The freshness of the data behind a GraphQL context (several clusters: stale when any is)."""
-    return context.service.freshness()
+    """The freshness of the data behind a GraphQL context (several clusters: stale when any is).
+
+    The one its request read for its kept-answer stamp when there is one (``Context.freshness``).
+    """
+    return context.freshness if context.freshness is not None else context.service.freshness()
 
 
 class StaleExtension(SchemaExtension):

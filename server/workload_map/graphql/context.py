@@ -18,7 +18,7 @@ from workload_map.auth.scope import pod_namespaces
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import CacheNotReady
 from workload_map.service.fleet import registrar_for
-from workload_map.service.reads import WorkloadReads
+from workload_map.service.reads import Freshness, WorkloadReads
 from workload_map.registration.registrar import Registrar
 
 T = TypeVar("T")
@@ -44,6 +44,10 @@ class Context:
             resolvers before nested pod fields are resolved (see :meth:`shows_pods`).
         loop: the server's event loop (where access reviews run, see :meth:`review`);
             None: wherever the resolver runs.
+        freshness: the freshness summary one HTTP request's answer is computed at, read once
+            when its kept-answer stamp is (``workload_map.api.answers.stamp``): its
+            ``extensions.stale`` then says what the stamp says. None: read when needed
+            (a websocket context lives as long as its connection).
     """
 
     service: WorkloadReads
@@ -58,6 +62,7 @@ class Context:
     writer: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
     loop: asyncio.AbstractEventLoop | None = None
+    freshness: Freshness | None = None
 
     @property
     def caller(self) -> str:
