@@ -188,3 +188,30 @@ def test_leaves_at_the_edges_of_the_scalars_are_graphql_cores() -> None:
     # the 2**31 count and the infinite ratio are errors: each nulls its (nullable) box
     assert got["data"]["boxes"][2:] == [None, None]
     assert [e["path"] for e in got["errors"]] == [["boxes", 2, "odd", "count"], ["boxes", 3, "odd", "ratio"]]
+
+
+def test_each_field_node_is_planned_once_whatever_its_depth(monkeypatch: Any) -> None:
+    """A selection that cannot be planned at its bottom (``contextName`` takes ``info``) is
+    not planned again at every level above it as graphql-core executes down to it."""
+    from workload_map.graphql import fastpath
+
+    monkeypatch.setattr(fastpath, "_PLANS", {})
+    calls: list[tuple[str, int]] = []
+    real = fastpath._field_parts
+
+    def counted(parent: Any, node: Any) -> Any:
+        calls.append((parent.name, id(node)))
+        return real(parent, node)
+
+    monkeypatch.setattr(fastpath, "_field_parts", counted)
+    query = "{ items { name child { size child { size child { name contextName } } } } }"
+    schema = strawberry.Schema(query=Query, execution_context_class=FastExecution)
+    first = schema.execute_sync(query, context_value={"who": "me"})
+    assert first.errors is None
+    # a -> a-child (size 2) -> a-child-child (size 3) whose child is None; b has none
+    assert first.data == {"items": [
+        {"name": "a", "child": {"size": 2, "child": {"size": 3, "child": None}}},
+        {"name": "b", "child": None}]}
+    # 9 field nodes (items, name, child, size, child, size, child, name, contextName): each planned
+    # once (each level used to plan its whole subtree again: 27 plans)
+    assert len(calls) == len(set(calls)) == 9

@@ -75,6 +75,8 @@ Plan = tuple[Getter, Complete]
 """(read the value off the source, complete it as its type)."""
 Leaf = tuple[Callable[[Any], Any], bool]
 """(the output coercion of a scalar or enum, nullable)."""
+Parts = tuple[Getter, Complete, Leaf | None]
+"""A :data:`Plan` and, for a leaf, its :data:`Leaf` (what the generated completion inlines)."""
 
 MAX_PLANS = 4096
 """Field plans kept (one per field node of the cached documents); beyond, the table restarts."""
@@ -82,7 +84,7 @@ MAX_PLANS = 4096
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 """A Python identifier (ASCII): the attribute names the generated completion reads inline."""
 
-_PLANS: dict[tuple[int, int], tuple[GraphQLObjectType, FieldNode, Plan | None]] = {}
+_PLANS: dict[tuple[int, int], tuple[GraphQLObjectType, FieldNode, Parts | None]] = {}
 
 
 class NotFast(Exception):
@@ -236,7 +238,7 @@ def _leaf_of(of_type: GraphQLOutputType, selection: SelectionSetNode | None) -> 
     return None
 
 
-def _field_parts(parent: GraphQLObjectType, node: FieldNode) -> tuple[Getter, Complete, Leaf | None] | None:
+def _field_parts(parent: GraphQLObjectType, node: FieldNode) -> Parts | None:
     """The read, completion and leaf coercion of one field of ``parent`` (None: graphql-core executes it)."""
     name = node.name.value
     if name == "__typename":
@@ -257,12 +259,6 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _field(parent: GraphQLObjectType, node: FieldNode) -> Plan | None:
-    """The plan of one field of ``parent`` (None: graphql-core executes it)."""
-    parts = _field_parts(parent, node)
-    return None if parts is None else (parts[0], parts[1])
-
-
 def _selection(parent: GraphQLObjectType,
                selection: SelectionSetNode) -> list[tuple[str, Getter, Complete, Leaf | None]] | None:
     """Parts of every field of a plain selection (module doc), or None."""
@@ -272,7 +268,7 @@ def _selection(parent: GraphQLObjectType,
         if not isinstance(node, FieldNode) or node.directives:
             return None
         key = (node.alias or node.name).value
-        parts = _field_parts(parent, node)
+        parts = plan(parent, node)
         if parts is None or key in seen:
             return None
         seen.add(key)
@@ -280,17 +276,22 @@ def _selection(parent: GraphQLObjectType,
     return fields
 
 
-def plan(parent: GraphQLObjectType, node: FieldNode) -> Plan | None:
-    """The plan of ``node`` (a field of ``parent``), compiled once (module doc)."""
+def plan(parent: GraphQLObjectType, node: FieldNode) -> Parts | None:
+    """The parts of ``node`` (a field of ``parent``): its :data:`Plan` and leaf coercion, compiled once (module doc).
+
+    Every field node is planned once, whatever its depth: a selection that cannot be
+    planned below (a field taking ``info``) is not planned again at every level above it
+    as graphql-core executes down to it.
+    """
     key = (id(parent), id(node))
     found = _PLANS.get(key)
     if found is not None and found[0] is parent and found[1] is node:
         return found[2]
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
-    planned = _field(parent, node)
-    _PLANS[key] = (parent, node, planned)  # the nodes are kept: their ids stay theirs
-    return planned
+    parts = _field_parts(parent, node)
+    _PLANS[key] = (parent, node, parts)  # the nodes are kept: their ids stay theirs
+    return parts
 
 
 class FastFields:

@@ -16,7 +16,13 @@ replaces:
   dataclass such as the ``GpuPolicy`` or ``Replicas``, and the ``VALUE_RECORDS`` such as
   ``GpuFigures``) by one shared instance per distinct value, kept in the cache's bounded,
   generational table (``SharedValues``). "Distinct" is exact: ``Decimal("1")`` and ``Decimal("1.0")`` are
-  equal but print differently, so they stay apart. A container is shared only when
+  equal but print differently, so they stay apart. One exception: a frozen dataclass is
+  shared by its own equality (its fields compared with ``==``, not walked), which is exact
+  for the frozen classes a view holds: ``Replicas`` counts are plain ints
+  (``resolution.extract`` converts counts with ``int`` and refuses a bool; the others are
+  sums and lengths), ``GpuPolicy`` holds sets and tuples of names; a
+  frozen class holding a number that may be a bool, a float or a ``Decimal`` would need
+  its fields keyed instead. A container is shared only when
   everything in it is a shareable value (a list of pods is frozen but not shared; nor is a
   list of conditions whose message, longer than ``INTERN_MAX``, names its workload: such
   values seldom repeat and would only fill the table).

@@ -14,9 +14,10 @@ handed to ``deliver`` (the service posts them to the loop with ``call_soon_threa
   requeued at the front. A worker that dies mid-job (signal, jq crash): that job is retried
   once on a fresh worker, then gets a ``crashed`` outcome. Definitions are sent once per
   worker, keyed by content (:func:`definition_key`). A worker that fails to start (it exits
-  or answers wrongly before ``worker.STARTED``, or no process can be made) is replaced
-  after a wait that doubles with each such failure in a row (:data:`START_BACKOFF_S` up to
-  :data:`START_BACKOFF_MAX_S`); meanwhile its share of the jobs waits queued.
+  or answers wrongly before ``worker.STARTED``, or no process can be made), and a worker
+  that dies again before any job was answered since the last such failure, is replaced
+  after a wait that doubles with each failure in a row (:data:`START_BACKOFF_S` up to
+  :data:`START_BACKOFF_MAX_S`; a job answered resets it); meanwhile the jobs wait queued.
 * Calls (:meth:`ResolverPool.call`: the registration trial's and the studio's jobs,
   ``worker.TrialJob`` and ``worker.StudioJob``) run on the same workers under the same
   budget, kill and crash policy; they go to the front of the queue (a caller awaits them)
@@ -55,10 +56,11 @@ START_TIMEOUT_S = 120.0
 """Seconds a fresh worker may take to report ``worker.STARTED`` before it is replaced."""
 
 START_BACKOFF_S = 0.1
-"""Wait before replacing a worker that failed to start; doubled with every failure in a row."""
+"""Wait before replacing a worker that failed to start (or died again with no job answered
+since the last failure); doubled with every failure in a row."""
 
 START_BACKOFF_MAX_S = 10.0
-"""Longest wait before replacing a worker that failed to start (a worker that starts resets it).
+"""Longest wait before replacing a worker that failed (a job answered resets the doubling).
 
 Without a wait, a worker that cannot start (its process exits at once: a broken
 environment, a memory limit) was replaced in a tight loop, some 12,000 processes in a few
@@ -144,14 +146,18 @@ class ResolverPool:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._respawn_at: list[float] = []  # monotonic times at which a worker that failed to start is replaced
-        self.start_failures = 0  # failures to start in a row (reset when a worker starts)
+        self.failures_in_row = 0  # failed starts and crashes with no job answered in between
         self.replaced = 0
         self.timeouts = 0
         self.crashes = 0
 
     def start(self) -> None:
         """Start the workers and the dispatcher thread."""
-        self._workers = [self._spawn() for _ in range(self.size)]
+        for _ in range(self.size):
+            try:
+                self._workers.append(self._spawn())
+            except OSError as exc:  # no process could be made (EAGAIN, ENOMEM): later again
+                self._later(f"resolver worker could not be started ({exc})")
         self._thread = threading.Thread(target=self._run, name="wmap-resolver-dispatch", daemon=True)
         self._thread.start()
 
@@ -272,9 +278,7 @@ class ResolverPool:
             self._start_failed(w, "exited while starting")
             return
         w.ready = message == worker_module.STARTED
-        if w.ready:
-            self.start_failures = 0
-        else:
+        if not w.ready:
             self._start_failed(w, f"sent {message!r} instead of {worker_module.STARTED!r}")
 
     def _start_failed(self, w: _Worker, why: str) -> None:
@@ -289,10 +293,10 @@ class ResolverPool:
         """Refill a worker slot later: ``what`` failed (logged with the wait).
 
         The wait is :data:`START_BACKOFF_S`, doubled per failure in a row, at most
-        :data:`START_BACKOFF_MAX_S`; a worker that reports ``worker.STARTED`` resets it.
+        :data:`START_BACKOFF_MAX_S`; a job answered by any worker resets the count.
         """
-        self.start_failures += 1
-        delay = min(START_BACKOFF_MAX_S, START_BACKOFF_S * 2 ** min(self.start_failures - 1, 32))
+        self.failures_in_row += 1
+        delay = min(START_BACKOFF_MAX_S, START_BACKOFF_S * 2 ** min(self.failures_in_row - 1, 32))
         log.warning("%s; starting another in %.1f s", what, delay)
         self._respawn_at.append(time.monotonic() + delay)
         self._respawn_at.sort()
@@ -325,6 +329,7 @@ class ResolverPool:
         try:
             while w.batch and w.conn.poll():
                 uid, view, error, seconds = w.conn.recv()
+                self.failures_in_row = 0
                 item = w.batch.popleft()
                 self._send(item, Outcome(uid, "ok" if error is None else "failed", view, error, seconds))
                 w.started = time.monotonic()
@@ -345,10 +350,18 @@ class ResolverPool:
         self._send(item, Outcome(item.job.uid, "timeout", None, message, time.monotonic() - w.started))
 
     def _crashed(self, w: _Worker) -> None:
+        """``w`` died: replaced at once the first time, :meth:`later` when no job was answered since a failure."""
         self.crashes += 1
         item = w.batch.popleft() if w.batch else None
         self._requeue_rest(w)
-        self._replace(w)
+        if self.failures_in_row == 0:
+            self.failures_in_row = 1
+            self._replace(w)
+        else:  # a worker that starts and dies on every batch (a memory limit, a jq crash): no fork loop
+            self._kill(w)
+            self.replaced += 1
+            self._workers.remove(w)
+            self._later(f"resolver worker {w.process.pid} died with no job answered since the last failure")
         code = w.process.exitcode
         how = f"signal {-code}" if isinstance(code, int) and code < 0 else f"exit code {code}"
         if item is None:
