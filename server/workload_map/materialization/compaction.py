@@ -174,6 +174,8 @@ class _Walk:
         return self.dataclass(value, cls, kind)
 
     def mapping(self, value: dict[Any, Any]) -> tuple[Any, Any]:
+        if not value:
+            return EMPTY_MAP, id(EMPTY_MAP)  # the empty map every view's defaults already use
         items: list[tuple[Any, Any]] = []
         key: list[Any] | None = ["{"]
         intern = sys.intern
@@ -196,8 +198,6 @@ class _Walk:
         out = FrozenDict(items)
         if key is None:
             return out, _NO
-        if not items:
-            return EMPTY_MAP, id(EMPTY_MAP)  # the empty map every view's defaults already use
         return _share(tuple(key), out)
 
     def dataclass(self, value: Any, cls: type, kind: int) -> tuple[Any, Any]:

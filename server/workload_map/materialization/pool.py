@@ -282,12 +282,9 @@ class ResolverPool:
             self._start_failed(w, f"sent {message!r} instead of {worker_module.STARTED!r}")
 
     def _start_failed(self, w: _Worker, why: str) -> None:
-        """End ``w`` and replace it :meth:`later`."""
+        """End ``w`` and replace it :meth:`_later`."""
         self.crashes += 1
-        self._kill(w)
-        self.replaced += 1
-        self._workers.remove(w)
-        self._later(f"resolver worker {w.process.pid} {why}")
+        self._replace(w, failed=f"resolver worker {w.process.pid} {why}")
 
     def _later(self, what: str) -> None:
         """Refill a worker slot later: ``what`` failed (logged with the wait).
@@ -350,7 +347,7 @@ class ResolverPool:
         self._send(item, Outcome(item.job.uid, "timeout", None, message, time.monotonic() - w.started))
 
     def _crashed(self, w: _Worker) -> None:
-        """``w`` died: replaced at once the first time, :meth:`later` when no job was answered since a failure."""
+        """``w`` died: replaced at once the first time, :meth:`_later` when no job was answered since a failure."""
         self.crashes += 1
         item = w.batch.popleft() if w.batch else None
         self._requeue_rest(w)
@@ -358,10 +355,8 @@ class ResolverPool:
             self.failures_in_row = 1
             self._replace(w)
         else:  # a worker that starts and dies on every batch (a memory limit, a jq crash): no fork loop
-            self._kill(w)
-            self.replaced += 1
-            self._workers.remove(w)
-            self._later(f"resolver worker {w.process.pid} died with no job answered since the last failure")
+            self._replace(w, failed=f"resolver worker {w.process.pid} died with no job answered since the last "
+                                    "failure")
         code = w.process.exitcode
         how = f"signal {-code}" if isinstance(code, int) and code < 0 else f"exit code {code}"
         if item is None:
@@ -383,10 +378,15 @@ class ResolverPool:
         self._pending.extendleft(reversed(w.batch))
         w.batch.clear()
 
-    def _replace(self, w: _Worker) -> None:
+    def _replace(self, w: _Worker, failed: str | None = None) -> None:
+        """End ``w``; a new worker takes its slot now, or :meth:`_later` when ``failed`` says what failed."""
         self._kill(w)
         self.replaced += 1
         index = self._workers.index(w)
+        if failed is not None:
+            del self._workers[index]
+            self._later(failed)
+            return
         try:
             self._workers[index] = self._spawn()
         except OSError as exc:  # no process could be made (EAGAIN, ENOMEM): later again
