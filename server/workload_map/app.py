@@ -73,6 +73,7 @@ from workload_map.errors import ServerError
 from workload_map.kube.clusters import cluster_targets
 from workload_map.kube.reader import Reader
 from workload_map.kube.snapshotload import check_paths, load_snapshot
+from workload_map.materialization.pool import boot_fork_server
 from workload_map.registration.stores import DefinitionStore, DirectoryStore
 from workload_map.service.reads import WorkloadReads
 from workload_map.service.workloads import WorkloadService
@@ -185,7 +186,7 @@ async def _serve_snapshot(runtime: Runtime, paths: list[str]) -> list[asyncio.Ta
     shows it) and handed to ``runtime.on_startup_failure``.
     """
     try:
-        reader = await load_snapshot(paths)
+        reader, _ = await asyncio.gather(load_snapshot(paths), asyncio.to_thread(_boot_fork_server))
     except ServerError as exc:
         runtime.startup_error = f"{type(exc).__name__}: {exc}"
         log.error("cannot serve the snapshot: %s", runtime.startup_error)
@@ -194,6 +195,14 @@ async def _serve_snapshot(runtime: Runtime, paths: list[str]) -> list[asyncio.Ta
         return []
     runtime.attach(reader, DirectoryStore(runtime.settings.state_dir))
     return await _start(runtime, [])
+
+
+def _boot_fork_server() -> None:
+    """The resolver workers' fork server booted while the snapshot loads (a failure: the pool reports it)."""
+    try:
+        boot_fork_server()
+    except OSError as exc:
+        log.warning("the resolver fork server could not be started early (%s): the pool tries again", exc)
 
 
 class UvicornLimits(TypedDict):

@@ -46,6 +46,7 @@ def test_a_looping_resolution_is_ended_at_its_budget_and_the_worker_replaced() -
     pool = ResolverPool(2, 1.0, got)
     pool.start()
     try:
+        _wait_for_workers(pool, 2)
         before = set(pool.pids())
         started = time.monotonic()
         pool.submit(_jobs(definition, demo("a", loop=True), demo("b"), demo("c", phase="wait")))
@@ -100,6 +101,42 @@ def test_an_object_that_breaks_the_resolver_is_a_failed_outcome_not_a_dead_worke
     assert (uid, view, error) == ("u1", None, "resolution failed: OverflowError: cannot convert float infinity "
                                               "to integer")
     assert run_job({key: definition}, Job("u2", key, Inputs(demo("good"))))[1].phase is Phase.RUNNING
+
+
+def _wait_for_workers(pool: ResolverPool, count: int, timeout: float = 60.0) -> None:
+    """Until ``count`` worker processes exist (the dispatcher thread starts them after ``start()``)."""
+    deadline = time.monotonic() + timeout
+    while len(pool.pids()) < count:
+        assert time.monotonic() < deadline, f"{len(pool.pids())} of {count} workers started within {timeout:g} s"
+        time.sleep(0.01)
+
+
+def test_start_returns_before_a_worker_process_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event loop calls ``start()``: it must not wait for a process (the fork server's boot)."""
+    release = threading.Event()
+    spawned_by: list[str] = []
+    real_spawn = ResolverPool._spawn
+
+    def held_spawn(self: ResolverPool) -> Any:
+        spawned_by.append(threading.current_thread().name)
+        release.wait(5)  # held until the test has seen start() return (a bound, should it never)
+        return real_spawn(self)
+
+    monkeypatch.setattr(ResolverPool, "_spawn", held_spawn)
+    got = Collector()
+    pool = ResolverPool(2, 5.0, got, start_method="fork")
+    pool.start()
+    try:
+        returned_while_held = not release.is_set()
+        release.set()
+        pool.submit(_jobs(demo_definition(), demo("a"), demo("b", phase="wait")))
+        got.wait(2, 30)
+        assert returned_while_held and spawned_by == ["wmap-resolver-dispatch"] * 2
+        assert got.outcomes["uid-n-a"][1].view.phase is Phase.RUNNING
+        assert got.outcomes["uid-n-b"][1].view.phase is Phase.INITIALIZING
+        assert len(pool.pids()) == 2
+    finally:
+        pool.close()
 
 
 def test_bad_pool_arguments_are_refused() -> None:

@@ -21,7 +21,7 @@ the event loop inside the reader's listener call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from workload_map.gvk import POD_GVK
@@ -31,6 +31,9 @@ from workload_map.materialization.workset import WorkloadSet
 from workload_map.owners import owner_chain
 from workload_map.resolution.dra import RESOURCE_CLAIM
 from workload_map.resolution.readsets import ReadSets
+
+START_YIELD_EVERY = 2_000
+"""Pods indexed between two yields of :meth:`EventMarking.start_steps`."""
 
 
 class EventMarking:
@@ -61,10 +64,27 @@ class EventMarking:
         self._read_sets = None
 
     def start(self) -> None:
-        """Index the pods' shared claims (events before this point were not indexed); start listening."""
-        for pod in self.service.reader.list(POD_GVK):
-            self.claims.update(pod)
+        """Start listening and index the shared claims of the pods held now (:meth:`start_steps` at once)."""
+        for _ in self.start_steps():
+            pass
+
+    def start_steps(self) -> Iterator[None]:
+        """:meth:`start`, yielding every :data:`START_YIELD_EVERY` pods (the event loop serves between).
+
+        Listening starts first: an event between two steps is indexed as it comes, and each
+        pod listed is indexed from the object the reader holds for it at its step (gone: not
+        at all), so an older copy never undoes a newer event. In one piece on the event loop
+        the index of 20,000 pods stalled ``/livez`` by 40-100 ms at the cold start.
+        """
         self.listening = True
+        reader = self.service.reader
+        for count, listed in enumerate(reader.list(POD_GVK), start=1):
+            meta = listed.get("metadata") or {}
+            pod = reader.get(POD_GVK, meta.get("namespace"), str(meta.get("name") or ""))
+            if pod is not None:
+                self.claims.update(pod)
+            if count % START_YIELD_EVERY == 0:
+                yield
 
     def on_event(self, event: ChangeEvent) -> None:
         """The reader listener: mark what ``event`` may change (nothing before :meth:`start`)."""

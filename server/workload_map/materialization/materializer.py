@@ -242,7 +242,8 @@ class Materializer:
         started = time.monotonic()
         while not self.service.reader.is_synced():
             await asyncio.sleep(0.05)
-        self.marking.start()
+        for _ in self.marking.start_steps():
+            await asyncio.sleep(0)
         log.info("informers synced after %.1f s: resolving every workload", time.monotonic() - started)
         while True:
             if self._rescan:
