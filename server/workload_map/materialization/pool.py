@@ -233,6 +233,10 @@ class ResolverPool:
         child.close()
         return _Worker(process, parent, slot)
 
+    def _closing(self) -> bool:
+        """:meth:`close` was called (read again after a wait: another thread sets it)."""
+        return self._stopping
+
     def _kill(self, w: _Worker) -> None:
         try:
             w.conn.close()
@@ -261,12 +265,17 @@ class ResolverPool:
             else:  # a caller awaits these: before the resolutions queued
                 self._pending.extendleft(reversed(items))
         now = time.monotonic()
-        while self._respawn_at and self._respawn_at[0] <= now:
+        while self._respawn_at and self._respawn_at[0] <= now and not self._closing():
             self._respawn_at.pop(0)
             try:
-                self._workers.append(self._spawn())
+                fresh = self._spawn()
             except OSError as exc:  # no process could be made (EAGAIN, ENOMEM): later again
                 self._later(f"resolver worker could not be started ({exc})")
+                continue
+            if self._closing():  # close() ran while the process was being made
+                self._kill(fresh)
+                break
+            self._workers.append(fresh)
         self._assign()
         busy = [w for w in self._workers if w.batch or not w.ready]
         deadlines = [w.deadline for w in busy] + self._respawn_at[:1]
