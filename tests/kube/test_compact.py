@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import pickle
 
-from workload_map.kube.compact import INTERN_MAX, SHARE_MAX_ITEMS, SharedValues, compact
+import msgspec
+
+from workload_map.kube.compact import INTERN_MAX, KEY_MAX_BYTES, SHARE_MAX_ITEMS, SharedValues, compact
 
 
 def _decoded(obj: dict) -> dict:
@@ -94,3 +96,36 @@ def test_a_full_generation_ages_and_entries_met_again_survive() -> None:
     assert compact({"a": "1"}, shared) is first  # still in old ({"c"}, {"a"}): promoted again
     again = compact({"b": "2"}, shared)  # forgotten: a new canonical, equal
     assert again == {"b": "2"}
+
+
+def test_keys_are_exact_for_json_types() -> None:
+    shared = SharedValues()
+    zero, negative = compact({"x": 0.0}, shared), compact({"x": -0.0}, shared)
+    assert str(zero["x"]) == "0.0" and str(negative["x"]) == "-0.0" and zero is not negative
+    # a big int msgpack cannot encode is copied, not shared
+    big = 2**70
+    a, b = compact({"n": big}, shared), compact({"n": big}, shared)
+    assert a == b == {"n": big} and a is not b
+
+
+def test_containers_holding_other_types_are_copied_and_never_kept() -> None:
+    import datetime
+
+    shared = SharedValues()
+    when = datetime.datetime(2024, 5, 1, tzinfo=datetime.timezone.utc)
+    a, b = compact({"t": when}, shared), compact({"t": when}, shared)
+    assert a == b == {"t": when} and a is not b and a["t"] is when
+    # a map with a non-string key, and its parent: copied each time
+    c, d = compact({"m": {1: "a"}}, shared), compact({"m": {1: "a"}}, shared)
+    assert c == d and c is not d and c["m"] is not d["m"]
+    assert len(shared) == 0
+
+
+def test_a_container_over_the_key_bound_is_copied_but_its_children_are_shared() -> None:
+    shared = SharedValues()
+    child = {"name": "c", "image": "x" * 60}
+    wide = {f"k{i}": "v" * 60 for i in range(15)} | {"child": child}  # 16 items
+    assert len(msgspec.msgpack.encode(wide)) > KEY_MAX_BYTES >= len(msgspec.msgpack.encode(child))
+    a, b = compact(_decoded(wide), shared), compact(_decoded(wide), shared)
+    assert a == b == wide and a is not b
+    assert a["child"] is b["child"]

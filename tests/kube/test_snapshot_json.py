@@ -22,6 +22,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube import jsonstream, snapshot
 from workload_map.kube.snapshot import SnapshotError, SnapshotReader, iter_objects, load_objects
+from workload_map.kube.yamljson import JSONLoader
 from workload_map.service.workloads import WorkloadService
 
 SAMPLE = Path(snapshot.__file__).resolve().parents[1] / "sample" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
@@ -77,7 +78,7 @@ def test_json_array_typed_list_and_concatenated_values(tmp_path: Path) -> None:
 
 def test_yaml_multidoc_uses_the_c_loader_when_built(tmp_path: Path) -> None:
     if hasattr(yaml, "CSafeLoader"):
-        assert snapshot._Loader is yaml.CSafeLoader
+        assert issubclass(JSONLoader, yaml.CSafeLoader)
     path = tmp_path / "two.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: n}\n---\n---\n"
                     "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n")

@@ -34,8 +34,8 @@ import yaml
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotError, _files, _json_objects, _list_kind, _with_kind
 from workload_map.kube.store import object_key
+from workload_map.kube.yamljson import JSONLoader
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MARKER = re.compile(r"^(---|\.\.\.)(?=\s|$)", re.MULTILINE)
 _BLOCK = 1 << 20  # bytes read at a time when a file is sniffed
 _CARRY = 8  # characters kept from one block to the next (a marker and its lookahead need 4)
@@ -153,10 +153,10 @@ def _content(body: str) -> bool:
 def _read_chunk(chunk: str, where: str, line: int, kept: list[int], problems: list[str]) -> Iterator[dict[str, Any]]:
     body = _MARKER.sub("", chunk, count=1) if chunk.startswith("---") else chunk
     try:
-        doc = json.loads(body) if body.lstrip()[:1] in ("{", "[") else yaml.load(chunk, Loader=_Loader)
+        doc = json.loads(body) if body.lstrip()[:1] in ("{", "[") else yaml.load(chunk, Loader=JSONLoader)
     except json.JSONDecodeError:
         try:  # a YAML flow mapping ({a: 1}) is not JSON
-            doc = yaml.load(chunk, Loader=_Loader)
+            doc = yaml.load(chunk, Loader=JSONLoader)
         except yaml.YAMLError as exc:
             problems.append(f"{where}: {_one_line(exc, line)}")
             return

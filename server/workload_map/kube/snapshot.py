@@ -45,13 +45,13 @@ from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
 from workload_map.kube.reader import InformerStatus, KubeObject, Reader
 from workload_map.kube.store import object_key
+from workload_map.kube.yamljson import JSONLoader
 
 if TYPE_CHECKING:  # msgspec and mmap: imported when a JSON file is read (YAML needs neither)
     from workload_map.kube.jsonstream import JSONStream
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class SnapshotError(InvalidRequest):
@@ -98,7 +98,7 @@ def _yaml_objects(file: Path) -> Iterator[dict[str, Any]]:
     """The objects of a YAML file, one document at a time."""
     try:
         with file.open(encoding="utf-8") as handle:
-            for number, doc in enumerate(yaml.load_all(handle, Loader=_Loader), start=1):
+            for number, doc in enumerate(yaml.load_all(handle, Loader=JSONLoader), start=1):
                 yield from _expand(doc, f"{file} (document {number})")
     except yaml.YAMLError as exc:
         raise SnapshotError(f"{file}: {yaml_reason(exc)}") from exc
