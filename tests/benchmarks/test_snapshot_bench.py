@@ -22,3 +22,17 @@ def test_dump_is_a_kubectl_list_and_loads_back_whole(tmp_path: Path) -> None:
     # every generated object is stored once; every one of the 12 workloads is listed
     assert (loaded["objects"], loaded["workloads"]) == (expected, 12)
     assert loaded["peak_rss_bytes"] > 0 and loaded["load_seconds"] >= 0
+
+
+def test_fastjson_parse_reports_the_load_and_its_compaction(tmp_path: Path) -> None:
+    from benchmarks.fastjson import parse
+
+    from workload_map.kube import trim
+
+    dump = tmp_path / "dump.json"
+    written = write_dump(6, dump, seed=5)
+    compact_before = trim.compact
+    doc = parse(dump)
+    assert doc["objects"] == doc["stored"] == written["objects"] and doc["same_count"]
+    assert doc["load_cpu_s"] >= doc["compaction_cpu_s"] >= 0
+    assert trim.compact is compact_before  # the measuring wrapper is taken off again
