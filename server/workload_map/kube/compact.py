@@ -45,7 +45,7 @@ within one message and is equal to the unshared one.
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import msgspec
@@ -175,14 +175,37 @@ def _map(value: dict[str, Any], table: SharedValues) -> tuple[dict[str, Any], bo
         found = table.find(key)
         if found is not None:
             return found, True
+    items, shareable = _items(value.values(), table)
+    try:
+        out = dict(zip(map(sys.intern, value), items))
+    except TypeError:  # a key that is not a str (sys.intern takes no other type, no subclass)
+        out = dict(zip((sys.intern(n) if n.__class__ is str else n for n in value), items))
+        shareable = False
+    if key is not None and shareable:
+        table.keep(key, out)  # key is the encoding of value
+        return out, True
+    return out, False
+
+
+def _list(value: list[Any], table: SharedValues) -> tuple[list[Any], bool]:
+    key = _key(value) if len(value) <= SHARE_MAX_ITEMS else None
+    if key is not None:
+        found = table.find(key)
+        if found is not None:
+            return found, True
+    out, shareable = _items(value, table)
+    if key is not None and shareable:
+        table.keep(key, out)  # key is the encoding of value
+        return out, True
+    return out, False
+
+
+def _items(values: Iterable[Any], table: SharedValues) -> tuple[list[Any], bool]:
+    """The compact copies of ``values``, and whether every one is a JSON scalar or a shared container."""
     intern = sys.intern
-    out: dict[str, Any] = {}
-    shareable = key is not None
-    for name, item in value.items():
-        if name.__class__ is str:
-            name = intern(name)
-        else:
-            shareable = False
+    out: list[Any] = []
+    shareable = True
+    for item in values:
         cls = item.__class__
         if cls is str:  # the common cases inline (``_node`` gives the same)
             if len(item) <= INTERN_MAX:
@@ -195,35 +218,5 @@ def _map(value: dict[str, Any], table: SharedValues) -> tuple[dict[str, Any], bo
             shareable = shareable and shared
         elif not (item is None or cls is bool or cls is int or cls is float):
             shareable = False
-        out[name] = item
-    if shareable:
-        table.keep(key, out)  # shareable: key is the encoding of value
-    return out, shareable
-
-
-def _list(value: list[Any], table: SharedValues) -> tuple[list[Any], bool]:
-    key = _key(value) if len(value) <= SHARE_MAX_ITEMS else None
-    if key is not None:
-        found = table.find(key)
-        if found is not None:
-            return found, True
-    intern = sys.intern
-    out: list[Any] = []
-    shareable = key is not None
-    for item in value:
-        cls = item.__class__
-        if cls is str:
-            if len(item) <= INTERN_MAX:
-                item = intern(item)
-        elif cls is dict:
-            item, shared = _map(item, table)
-            shareable = shareable and shared
-        elif cls is list:
-            item, shared = _list(item, table)
-            shareable = shareable and shared
-        elif not (item is None or cls is bool or cls is int or cls is float):
-            shareable = False
         out.append(item)
-    if shareable:
-        table.keep(key, out)  # shareable: key is the encoding of value
     return out, shareable
