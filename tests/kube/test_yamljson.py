@@ -10,7 +10,7 @@ import yaml
 
 from workload_map.cli.main import main
 from workload_map.kube.documents import read_documents
-from workload_map.kube.snapshot import load_objects
+from workload_map.kube.snapshot import SnapshotError, load_objects
 from workload_map.kube.yamljson import JSONLoader
 
 MANIFEST = """\
@@ -82,3 +82,42 @@ def test_describe_json_of_an_unquoted_timestamp(tmp_path: Path, capsys: pytest.C
     view = json.loads(capsys.readouterr().out)
     assert view["createdAt"] == "2024-05-01T10:00:00Z"
     assert view["resources"]["gpus"] == 2
+
+
+def _bomb(levels: int) -> str:
+    """Nine anchors of nine aliases each: 9 ** levels strings from a few hundred bytes."""
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: bomb, namespace: team-a}", "data:",
+             "  a0: &a0 [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_few_aliases_and_merge_keys_are_read() -> None:
+    assert _load("a: &x [1, 2]\nb: *x\nc: {<<: {k: v}, d: 1}\n") == {"a": [1, 2], "b": [1, 2], "c": {"k": "v", "d": 1}}
+    # 9 ** 5 = 59,049 strings: under the bound
+    doc = _load(_bomb(6))
+    assert len(doc["data"]["a5"]) == 9 and len(doc["data"]["a5"][0][0][0][0]) == 9
+
+
+def test_an_alias_bomb_is_refused_naming_the_line() -> None:
+    with pytest.raises(yaml.YAMLError, match=r"aliases expand it by more than 1,000,000 values") as caught:
+        _load(_bomb(9))
+    assert caught.value.problem_mark.line == 10 - 1  # type: ignore[attr-defined]  # the alias that went over
+
+
+@pytest.mark.parametrize("text", ["a: &x [1, *x]\n", "a: &x {k: *x}\n"])
+def test_an_alias_inside_its_own_anchor_is_refused(text: str) -> None:
+    with pytest.raises(yaml.YAMLError, match="alias inside its own anchor"):
+        _load(text)
+
+
+def test_describe_keeps_the_good_document_and_the_snapshot_names_the_bad_one(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mixed.yaml"
+    path.write_text(_bomb(9) + "---\n" + MANIFEST)
+    assert main(["describe", "-f", str(path), "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["name"] == "train"
+    assert "(document 1, line 1): its aliases expand it by more than 1,000,000 values" in captured.err
+    with pytest.raises(SnapshotError, match=r"mixed.yaml: .*aliases expand it by more than 1,000,000 values"):
+        load_objects(path)

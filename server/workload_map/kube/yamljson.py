@@ -16,6 +16,16 @@ has it, else ``SafeLoader``) constructs those as the JSON they stand for instead
 
 Everything else is as the safe loader gives it. The cache's compaction relies on this
 (``workload_map.kube.compact``: its table is exact for JSON's types).
+
+Aliases: an alias is the node of its anchor again, so a few lines can stand for billions
+of values ("billion laughs": nine anchors of nine aliases each are 387 million strings),
+and every reader of the object (the compaction, JSON encoding, jq) walks them all. Each
+alias met while a document is constructed adds the expanded size of its anchor (counted on
+the node graph, each node once): when the aliases of one document add more than
+``MAX_ALIAS_VALUES`` values, or an alias sits inside its own anchor (a structure without
+end), the document is refused with a ``yaml.constructor.ConstructorError`` naming the line,
+which the readers report like any YAML error. A document without aliases (every
+``kubectl`` output) costs one dictionary lookup per node more and passes whatever its size.
 """
 
 from __future__ import annotations
@@ -23,12 +33,73 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from yaml.constructor import ConstructorError
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_ALIAS_VALUES = 1_000_000
+"""Most values the aliases of one document may add to it once expanded (module docstring)."""
 
 
 class JSONLoader(_Base):  # type: ignore[misc]  # the base is chosen at import time
     """The safe loader with YAML's extra types constructed as JSON (module docstring)."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        """The document of ``node``; its aliases are counted as they are met (module docstring)."""
+        self._alias_values = 0
+        self._sizes: dict[int, int] = {}  # node identity -> expanded size (``expanded_size``)
+        return super().construct_document(node)
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """The object of ``node``; an alias (its node constructed already) adds its expanded size.
+
+        Raises:
+            yaml.constructor.ConstructorError: the document's aliases add more than
+                ``MAX_ALIAS_VALUES`` values, or one sits inside its own anchor.
+        """
+        if node in self.constructed_objects:  # the anchor's node again: an alias
+            self._alias_values += expanded_size(node, self._sizes)
+            if self._alias_values > MAX_ALIAS_VALUES:
+                raise ConstructorError(None, None, f"its aliases expand it by more than {MAX_ALIAS_VALUES:,} values "
+                                       "(YAML anchors and aliases); write the document without them", node.start_mark)
+        return super().construct_object(node, deep)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def expanded_size(root: yaml.Node, sizes: dict[int, int]) -> int:
+    """Values under ``root`` with every alias expanded (a scalar is one, a collection one plus its items).
+
+    Each node is visited once (depth first; ``sizes`` memoizes by node identity, across
+    calls within one document), so this is linear in the nodes however far they expand.
+
+    Raises:
+        yaml.constructor.ConstructorError: a node is its own descendant (an alias inside
+            its own anchor: a structure without end).
+    """
+    open_nodes: set[int] = set()  # the path from root to the node being counted
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        if counted:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in open_nodes:
+            raise ConstructorError(None, None, "an alias inside its own anchor (a structure without end); write "
+                                   "the document without anchors and aliases", node.start_mark)
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes[id(root)]
 
 
 def _text(loader: Any, node: yaml.ScalarNode) -> str:
