@@ -121,3 +121,12 @@ def test_describe_keeps_the_good_document_and_the_snapshot_names_the_bad_one(tmp
     assert "(document 1, line 1): its aliases expand it by more than 1,000,000 values" in captured.err
     with pytest.raises(SnapshotError, match=r"mixed.yaml: .*aliases expand it by more than 1,000,000 values"):
         load_objects(path)
+
+
+def test_binary_that_is_not_base64_is_refused_as_the_safe_loader_does() -> None:
+    text = "data: !!binary |\n  aGVsbG8\n"  # 7 characters: incorrect padding
+    with pytest.raises(yaml.YAMLError, match="failed to decode base64 data"):
+        yaml.safe_load(text)
+    with pytest.raises(yaml.YAMLError, match="failed to decode base64 data") as caught:
+        _load(text)
+    assert caught.value.problem_mark.line == 0  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ has it, else ``SafeLoader``) constructs those as the JSON they stand for instead
 
 - a timestamp is the text written (``"2024-01-01T00:00:00Z"``, as in a live object);
 - ``!!binary`` is its base64 text without the line breaks (a Secret's ``data`` values
-  are base64 strings in JSON);
+  are base64 strings in JSON), refused as by the safe loader when it is not base64;
 - ``!!set`` is a map of its members to null (a YAML set is such a map);
 - ``!!omap`` and ``!!pairs`` are lists of one-entry maps (how they are written).
 
@@ -30,6 +30,8 @@ which the readers report like any YAML error. A document without aliases (every
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 import yaml
@@ -107,7 +109,12 @@ def _text(loader: Any, node: yaml.ScalarNode) -> str:
 
 
 def _base64(loader: Any, node: yaml.ScalarNode) -> str:
-    return "".join(str(loader.construct_scalar(node)).split())
+    text = "".join(str(loader.construct_scalar(node)).split())
+    try:
+        base64.decodebytes(text.encode("ascii"))
+    except (binascii.Error, UnicodeEncodeError) as exc:  # as the safe loader refuses it
+        raise ConstructorError(None, None, f"failed to decode base64 data: {exc}", node.start_mark) from None
+    return text
 
 
 def _members(loader: Any, node: yaml.MappingNode) -> dict[Any, None]:
