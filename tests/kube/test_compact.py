@@ -129,3 +129,12 @@ def test_a_container_over_the_key_bound_is_copied_but_its_children_are_shared() 
     a, b = compact(_decoded(wide), shared), compact(_decoded(wide), shared)
     assert a == b == wide and a is not b
     assert a["child"] is b["child"]
+
+
+def test_nesting_as_deep_as_before_the_encoded_keys() -> None:
+    """Maps 600 deep (msgspec's encoder stops near 490; the walk goes on to Python's limit)."""
+    deep: dict = {"leaf": "x"}
+    for _ in range(600):
+        deep = {"a": deep}
+    out = compact(deep, SharedValues())
+    assert out == deep

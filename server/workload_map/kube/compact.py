@@ -45,7 +45,7 @@ within one message and is equal to the unshared one.
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from typing import Any
 
 import msgspec
@@ -153,10 +153,8 @@ def _node(value: Any, table: SharedValues) -> tuple[Any, bool]:
     cls = value.__class__
     if cls is str:
         return (sys.intern(value) if len(value) <= INTERN_MAX else value), True
-    if cls is dict:
-        return _map(value, table)
-    if cls is list:
-        return _list(value, table)
+    if cls is dict or cls is list:
+        return _container(value, table)
     return value, value is None or cls is bool or cls is int or cls is float
 
 
@@ -164,59 +162,50 @@ def _key(value: dict[str, Any] | list[Any]) -> bytes | None:
     """The table key of a container small enough to share, or None (see the module docstring)."""
     try:
         key = _encode(value)
-    except (TypeError, ValueError, OverflowError):  # a type msgpack has no form for, a huge int
-        return None
+    except (TypeError, ValueError, OverflowError, RecursionError):  # a type msgpack has no form for, a huge
+        return None  # int, nesting deeper than msgspec encodes (then copied as before, up to Python's limit)
     return key if len(key) <= KEY_MAX_BYTES else None
 
 
 def _map(value: dict[str, Any], table: SharedValues) -> tuple[dict[str, Any], bool]:
-    key = _key(value) if len(value) <= SHARE_MAX_ITEMS and UNIQUE_KEYS.isdisjoint(value) else None
+    return _container(value, table)  # type: ignore[return-value]  # a dict gives a dict
+
+
+def _container(value: dict[str, Any] | list[Any], table: SharedValues) -> tuple[dict[str, Any] | list[Any], bool]:
+    """``(compact copy, shareable)`` of a dict or list: found by its key, else rebuilt and kept.
+
+    One function for both, recursing into itself: one Python frame per level of nesting, so
+    the depth it takes is the interpreter's recursion limit, as before the keys were encoded.
+    """
+    is_map = value.__class__ is dict
+    small = len(value) <= SHARE_MAX_ITEMS and (not is_map or UNIQUE_KEYS.isdisjoint(value))
+    key = _key(value) if small else None
     if key is not None:
         found = table.find(key)
         if found is not None:
             return found, True
-    items, shareable = _items(value.values(), table)
-    try:
-        out = dict(zip(map(sys.intern, value), items))
-    except TypeError:  # a key that is not a str (sys.intern takes no other type, no subclass)
-        out = dict(zip((sys.intern(n) if n.__class__ is str else n for n in value), items))
-        shareable = False
-    if key is not None and shareable:
-        table.keep(key, out)  # key is the encoding of value
-        return out, True
-    return out, False
-
-
-def _list(value: list[Any], table: SharedValues) -> tuple[list[Any], bool]:
-    key = _key(value) if len(value) <= SHARE_MAX_ITEMS else None
-    if key is not None:
-        found = table.find(key)
-        if found is not None:
-            return found, True
-    out, shareable = _items(value, table)
-    if key is not None and shareable:
-        table.keep(key, out)  # key is the encoding of value
-        return out, True
-    return out, False
-
-
-def _items(values: Iterable[Any], table: SharedValues) -> tuple[list[Any], bool]:
-    """The compact copies of ``values``, and whether every one is a JSON scalar or a shared container."""
     intern = sys.intern
-    out: list[Any] = []
-    shareable = True
-    for item in values:
+    items: list[Any] = []
+    shareable = key is not None
+    item: Any
+    for item in value.values() if is_map else value:  # type: ignore[union-attr]
         cls = item.__class__
-        if cls is str:  # the common cases inline (``_node`` gives the same)
+        if cls is str:  # the common case inline (``_node`` gives the same)
             if len(item) <= INTERN_MAX:
                 item = intern(item)
-        elif cls is dict:
-            item, shared = _map(item, table)
-            shareable = shareable and shared
-        elif cls is list:
-            item, shared = _list(item, table)
+        elif cls is dict or cls is list:
+            item, shared = _container(item, table)
             shareable = shareable and shared
         elif not (item is None or cls is bool or cls is int or cls is float):
             shareable = False
-        out.append(item)
+        items.append(item)
+    out: dict[str, Any] | list[Any] = items
+    if is_map:
+        try:
+            out = dict(zip(map(intern, value), items))
+        except TypeError:  # a key that is not a str (sys.intern takes no other type, no subclass)
+            out = dict(zip((intern(n) if n.__class__ is str else n for n in value), items))
+            shareable = False
+    if shareable:
+        table.keep(key, out)  # key is the encoding of value
     return out, shareable

@@ -22,8 +22,8 @@ of values ("billion laughs": nine anchors of nine aliases each are 387 million s
 and every reader of the object (the compaction, JSON encoding, jq) walks them all. Each
 alias met while a document is constructed adds the expanded size of its anchor (counted on
 the node graph, each node once): when the aliases of one document add more than
-``MAX_ALIAS_VALUES`` values, or an alias sits inside its own anchor (a structure without
-end), the document is refused with a ``yaml.constructor.ConstructorError`` naming the line,
+``MAX_ALIAS_VALUES`` values or ``MAX_ALIAS_CHARACTERS`` characters of scalars, or an alias
+sits inside its own anchor (a structure without end), the document is refused with a ``yaml.constructor.ConstructorError`` naming the line,
 which the readers report like any YAML error. A document without aliases (every
 ``kubectl`` output) costs one dictionary lookup per node more and passes whatever its size.
 """
@@ -42,14 +42,18 @@ _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_ALIAS_VALUES = 1_000_000
 """Most values the aliases of one document may add to it once expanded (module docstring)."""
 
+MAX_ALIAS_CHARACTERS = 16 * 1024 * 1024
+"""Most scalar characters the aliases of one document may add to it once expanded: a long
+string aliased a few hundred times is few values but hundreds of megabytes to every reader."""
+
 
 class JSONLoader(_Base):  # type: ignore[misc]  # the base is chosen at import time
     """The safe loader with YAML's extra types constructed as JSON (module docstring)."""
 
     def construct_document(self, node: yaml.Node) -> Any:
         """The document of ``node``; its aliases are counted as they are met (module docstring)."""
-        self._alias_values = 0
-        self._sizes: dict[int, int] = {}  # node identity -> expanded size (``expanded_size``)
+        self._alias_values = self._alias_characters = 0
+        self._sizes: dict[int, tuple[int, int]] = {}  # node identity -> expanded size (``expanded_size``)
         return super().construct_document(node)
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
@@ -60,10 +64,13 @@ class JSONLoader(_Base):  # type: ignore[misc]  # the base is chosen at import t
                 ``MAX_ALIAS_VALUES`` values, or one sits inside its own anchor.
         """
         if node in self.constructed_objects:  # the anchor's node again: an alias
-            self._alias_values += expanded_size(node, self._sizes)
-            if self._alias_values > MAX_ALIAS_VALUES:
-                raise ConstructorError(None, None, f"its aliases expand it by more than {MAX_ALIAS_VALUES:,} values "
-                                       "(YAML anchors and aliases); write the document without them", node.start_mark)
+            values, characters = expanded_size(node, self._sizes)
+            self._alias_values += values
+            self._alias_characters += characters
+            if self._alias_values > MAX_ALIAS_VALUES or self._alias_characters > MAX_ALIAS_CHARACTERS:
+                raise ConstructorError(None, None, f"its aliases expand it by more than {MAX_ALIAS_VALUES:,} values or "
+                                       f"{MAX_ALIAS_CHARACTERS:,} characters (YAML anchors and aliases); write the "
+                                       "document without them", node.start_mark)
         return super().construct_object(node, deep)
 
 
@@ -75,9 +82,10 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def expanded_size(root: yaml.Node, sizes: dict[int, int]) -> int:
-    """Values under ``root`` with every alias expanded (a scalar is one, a collection one plus its items).
+def expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """``(values, characters)`` under ``root`` with every alias expanded.
 
+    A scalar is one value of its text's characters, a collection one value plus its items.
     Each node is visited once (depth first; ``sizes`` memoizes by node identity, across
     calls within one document), so this is linear in the nodes however far they expand.
 
@@ -91,7 +99,11 @@ def expanded_size(root: yaml.Node, sizes: dict[int, int]) -> int:
         node, counted = stack.pop()
         if counted:
             open_nodes.discard(id(node))
-            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if isinstance(node, yaml.ScalarNode):
+                sizes[id(node)] = (1, len(node.value))
+            else:
+                parts = [sizes[id(child)] for child in _children(node)]
+                sizes[id(node)] = (1 + sum(v for v, _ in parts), sum(c for _, c in parts))
             continue
         if id(node) in sizes:
             continue
