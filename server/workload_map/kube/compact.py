@@ -24,12 +24,10 @@ and a map of the same items, ``-0.0`` and ``0.0``. A container holding anything 
 value of another type, a non-string key, a huge int) is copied and never kept; note that
 msgspec encodes some other types like JSON ones (a tuple or set like a list, a date like
 its ISO text), so such a container can come back as the JSON value it encodes to. The
-cache holds JSON types only: the API server's JSON, and YAML read as Kubernetes reads it
-(``workload_map.kube.yamljson``). On the 2,000-workload benchmark dump (27,249 trimmed
-objects) compaction takes 0.71-0.76 s of CPU where the bottom-up walk it replaced, which
-built a tuple key of every container's items, took 1.18-1.21 s (three runs each), for the
-same sharing (171,912 -> 172,101 distinct containers); the keys take about 13 MB at full
-tables, 8 MB more than the tuples did.
+cache holds JSON types only: the API server's JSON, and YAML read into JSON's types
+(``workload_map.kube.yamljson``). Figures (about 40 % less CPU than the tuple-keyed
+bottom-up walk it replaced, the same sharing, 8 MB more of keys at full tables):
+docs/engine-speed.md, "The load".
 
 The table is bounded and generational: a ``young`` and an ``old`` generation of at most
 ``capacity`` entries each; a hit in ``old`` is promoted, and when ``young`` is full it
@@ -145,7 +143,7 @@ def compact(value: Any, shared: SharedValues | None = None) -> Any:
 
 def compact_map(value: dict[str, Any], shared: SharedValues | None = None) -> dict[str, Any]:
     """``compact`` of one dict (its keys interned; shared when it qualifies)."""
-    return _map(value, SHARED if shared is None else shared)[0]
+    return _container(value, SHARED if shared is None else shared)[0]  # type: ignore[return-value]  # dict in, dict out
 
 
 def _node(value: Any, table: SharedValues) -> tuple[Any, bool]:
@@ -165,10 +163,6 @@ def _key(value: dict[str, Any] | list[Any]) -> bytes | None:
     except (TypeError, ValueError, OverflowError, RecursionError):  # a type msgpack has no form for, a huge
         return None  # int, nesting deeper than msgspec encodes (then copied as before, up to Python's limit)
     return key if len(key) <= KEY_MAX_BYTES else None
-
-
-def _map(value: dict[str, Any], table: SharedValues) -> tuple[dict[str, Any], bool]:
-    return _container(value, table)  # type: ignore[return-value]  # a dict gives a dict
 
 
 def _container(value: dict[str, Any] | list[Any], table: SharedValues) -> tuple[dict[str, Any] | list[Any], bool]:

@@ -47,11 +47,10 @@ from workload_map.kube.reader import InformerStatus, KubeObject, Reader
 from workload_map.kube.store import object_key
 from workload_map.kube.yamljson import JSONLoader
 
-if TYPE_CHECKING:  # msgspec and mmap: imported when a JSON file is read (YAML needs neither)
+if TYPE_CHECKING:  # the JSON stream reader and mmap: imported when a JSON file is read
     from workload_map.kube.jsonstream import JSONStream
 
 SUFFIXES = (".yaml", ".yml", ".json")
-
 
 
 class SnapshotError(InvalidRequest):

@@ -94,15 +94,15 @@ def expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[i
             its own anchor: a structure without end).
     """
     open_nodes: set[int] = set()  # the path from root to the node being counted
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    stack: list[tuple[yaml.Node, list[yaml.Node] | None]] = [(root, None)]  # children once listed: counted next
     while stack:
-        node, counted = stack.pop()
-        if counted:
+        node, children = stack.pop()
+        if children is not None:
             open_nodes.discard(id(node))
             if isinstance(node, yaml.ScalarNode):
                 sizes[id(node)] = (1, len(node.value))
             else:
-                parts = [sizes[id(child)] for child in _children(node)]
+                parts = [sizes[id(child)] for child in children]
                 sizes[id(node)] = (1 + sum(v for v, _ in parts), sum(c for _, c in parts))
             continue
         if id(node) in sizes:
@@ -111,8 +111,9 @@ def expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[i
             raise ConstructorError(None, None, "an alias inside its own anchor (a structure without end); write "
                                    "the document without anchors and aliases", node.start_mark)
         open_nodes.add(id(node))
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+        children = _children(node)
+        stack.append((node, children))
+        stack.extend((child, None) for child in children if id(child) not in sizes)
     return sizes[id(root)]
 
 
