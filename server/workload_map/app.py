@@ -183,13 +183,16 @@ async def _serve_snapshot(runtime: Runtime, paths: list[str]) -> list[asyncio.Ta
     """Read the snapshot off the event loop, attach it with a directory store, then start.
 
     A snapshot that cannot be read is logged, kept in ``runtime.startup_error`` (``/readyz``
-    shows it) and handed to ``runtime.on_startup_failure``.
+    shows it) and handed to ``runtime.on_startup_failure``; so is any other exception of the
+    load (a defect, logged with its traceback), which would otherwise end this task
+    unseen and leave ``/readyz`` at "startup in progress" for good.
     """
     try:
         reader, _ = await asyncio.gather(load_snapshot(paths), asyncio.to_thread(_boot_fork_server))
-    except ServerError as exc:
+    except Exception as exc:
         runtime.startup_error = f"{type(exc).__name__}: {exc}"
-        log.error("cannot serve the snapshot: %s", runtime.startup_error)
+        log.error("cannot serve the snapshot: %s", runtime.startup_error,
+                  exc_info=None if isinstance(exc, ServerError) else exc)
         if runtime.on_startup_failure is not None:
             runtime.on_startup_failure(runtime.startup_error)
         return []

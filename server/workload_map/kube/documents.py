@@ -10,7 +10,9 @@ one unparsable document must not lose every good workload in the file. Rules:
   errors), else as YAML, so JSON and YAML documents may be mixed in one stream;
 * a file that starts like JSON and has no ``---`` line (``kubectl get -o json`` output,
   concatenated JSON values) is read by the streaming JSON reader of
-  ``workload_map.kube.snapshot``; an error there keeps the objects read before it;
+  ``workload_map.kube.snapshot``; malformed JSON there keeps the objects read before it,
+  and a well-formed value that cannot be decoded (nested about 1,000 levels deep, an
+  integer of more than 4,300 digits) is reported and the values after it kept;
 * list documents (``kind: List``, typed lists such as ``PodList``, a JSON array) are
   unwrapped; an item that is not an object is reported and the other items kept;
 * a document that is not a Kubernetes object (no ``apiVersion``/``kind``, no
@@ -34,7 +36,7 @@ import yaml
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotError, _files, _json_objects, _list_kind, _with_kind
 from workload_map.kube.store import object_key
-from workload_map.kube.yamljson import JSONLoader
+from workload_map.kube.yamljson import JSONLoader, decode_reason
 
 _MARKER = re.compile(r"^(---|\.\.\.)(?=\s|$)", re.MULTILINE)
 _BLOCK = 1 << 20  # bytes read at a time when a file is sniffed
@@ -126,10 +128,10 @@ def _marked(window: str, line_start: bool, *, final: bool) -> bool:
 
 def _read_json(file: Path, name: str, kept: list[int], problems: list[str]) -> Iterator[dict[str, Any]]:
     try:
-        for obj in _json_objects(file, fallback=file.suffix.lower() != ".json"):
+        for obj in _json_objects(file, fallback=file.suffix.lower() != ".json", problems=problems, name=name):
             yield from _keep(obj, f"{name} (object {kept[0] + 1})", kept, problems)
     except SnapshotError as exc:
-        problems.append(str(exc).replace(str(file), name, 1))
+        problems.append(str(exc))
 
 
 def _chunks(text: str) -> Iterator[tuple[int, int, str]]:
@@ -154,11 +156,14 @@ def _read_chunk(chunk: str, where: str, line: int, kept: list[int], problems: li
     body = _MARKER.sub("", chunk, count=1) if chunk.startswith("---") else chunk
     try:
         doc = json.loads(body) if body.lstrip()[:1] in ("{", "[") else yaml.load(chunk, Loader=JSONLoader)
-    except json.JSONDecodeError:
+    except (RecursionError, ValueError) as exc:  # well-formed JSON json cannot decode: too deep, too many digits
+        if not isinstance(exc, json.JSONDecodeError):
+            problems.append(f"{where}: not decoded: {decode_reason(exc)}")
+            return
         try:  # a YAML flow mapping ({a: 1}) is not JSON
             doc = yaml.load(chunk, Loader=JSONLoader)
-        except yaml.YAMLError as exc:
-            problems.append(f"{where}: {_one_line(exc, line)}")
+        except yaml.YAMLError as error:
+            problems.append(f"{where}: {_one_line(error, line)}")
             return
     except yaml.YAMLError as exc:
         problems.append(f"{where}: {_one_line(exc, line)}")

@@ -21,6 +21,11 @@ numbers beyond float64) is decoded by ``json`` for that one value. Malformed tex
 offset of the standard library's diagnosis; ``JSONStream`` offers the interface of
 ``JSONStream`` (``peek``, ``expect``, ``value``, ``elements``, ``members``), so the
 snapshot reader walks either.
+
+Well-formed values that cannot be decoded (nested deeper than the interpreter's recursion
+limit allows, about 1,000 levels; an integer of more than ``sys.get_int_max_str_digits()``
+digits, 4,300 by default) raise ``JSONValueError`` with the stream already past the value:
+the reader reports that one value and goes on with the next.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from typing import Any
 
 import msgspec
 
+from workload_map.kube.yamljson import decode_reason
+
 MAX_VALUE = 16 << 20
 """The most bytes one value may span before it is reported as malformed."""
 
@@ -46,6 +53,8 @@ _VALUE = msgspec.json.Decoder()
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _BLANK = re.compile(rb"[ \t\n\r]*")
 _STDLIB = json.JSONDecoder()
+_SKIP = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+|[^"\[\]{}]+')
+"""Tokens of a value skipped without decoding: a string, a run of openers, a run of closers, anything else."""
 
 
 class JSONStreamError(ValueError):
@@ -53,6 +62,14 @@ class JSONStreamError(ValueError):
 
     def __init__(self, message: str, *, line: int, column: int, offset: int) -> None:
         super().__init__(f"invalid JSON at line {line} column {column} (char {offset}): {message}")
+        self.line, self.column, self.offset = line, column, offset
+
+
+class JSONValueError(JSONStreamError):
+    """A well-formed value that cannot be decoded (too deep, too many digits); the stream is past it."""
+
+    def __init__(self, message: str, *, line: int, column: int, offset: int) -> None:
+        ValueError.__init__(self, f"the value at line {line} column {column} (char {offset}) is not decoded: {message}")
         self.line, self.column, self.offset = line, column, offset
 
 
@@ -110,16 +127,34 @@ class JSONStream:
 
         Raises:
             JSONStreamError: malformed, longer than ``MAX_VALUE`` bytes, or end of file.
+            JSONValueError: well-formed but nested too deeply or an integer with too many
+                digits to decode; the stream is positioned after the value.
         """
         if not self.peek():
             raise self.error("expected a value, found end of file", self.pos)
-        start, end = self.pos, self._end_of_value(self.pos)
+        start = self.pos
+        try:
+            end = self._end_of_value(start)
+        except (RecursionError, ValueError) as exc:  # JSONStreamError (malformed) is not skipped
+            if isinstance(exc, JSONStreamError):
+                raise
+            self.pos = self._skipped_end(start)
+            raise self._refused(decode_reason(exc), start) from None
         if end - start > MAX_VALUE:
             raise self.error(f"a value longer than {MAX_VALUE} bytes", start)
         try:
             result = _VALUE.decode(self._view[start:end])
         except msgspec.MsgspecError:
-            result, end = self._stdlib_value(start)
+            try:
+                result, end = self._stdlib_value(start)
+            except (RecursionError, ValueError) as exc:  # not JSONStreamError: the end is known
+                if isinstance(exc, JSONStreamError):
+                    raise
+                self.pos = end
+                raise self._refused(decode_reason(exc), start) from None
+        except RecursionError:
+            self.pos = end
+            raise self._refused(decode_reason(RecursionError()), start) from None
         self.pos = end
         self._release()
         return result
@@ -164,8 +199,41 @@ class JSONStream:
         line, last = before.count("\n") + 1, before.rfind("\n")
         return JSONStreamError(message, line=line, column=len(before) - last, offset=len(before))
 
+    def _refused(self, reason: str, start: int) -> JSONValueError:
+        """A ``JSONValueError`` for the value at byte ``start`` (positions as ``error``)."""
+        where = self.error(reason, start)
+        return JSONValueError(reason, line=where.line, column=where.column, offset=where.offset)
+
+    def _skipped_end(self, start: int) -> int:
+        """The byte just past the container at ``start``, found by counting brackets, not decoding.
+
+        For a container too deep for the decoders; it is not checked beyond its brackets
+        and strings (it is refused anyway).
+
+        Raises:
+            JSONStreamError: the brackets do not close within ``MAX_VALUE`` bytes.
+        """
+        depth, limit = 0, min(len(self._view), start + MAX_VALUE)
+        for token in _SKIP.finditer(self._view, start, limit):
+            first = token.group()[:1]
+            if first in (b"[", b"{"):
+                depth += token.end() - token.start()
+            elif first in (b"]", b"}"):
+                closed = token.end() - token.start()
+                if closed >= depth:
+                    return token.start() + depth
+                depth -= closed
+        raise self.error(f"a value whose brackets do not close within {MAX_VALUE} bytes", start)
+
     def _end_of_value(self, start: int) -> int:
-        """The byte just past the value at ``start`` (msgspec scans it without decoding)."""
+        """The byte just past the value at ``start`` (msgspec scans it without decoding).
+
+        Raises:
+            RecursionError: nested deeper than the scan (or ``json``) allows.
+            ValueError: ``json`` refused an integer of too many digits (a value msgspec
+                does not scan, e.g. with ``NaN``, so its end is not known).
+            JSONStreamError: malformed.
+        """
         try:
             _SCAN.decode(self._view[start:])
             return len(self._view)
@@ -181,14 +249,14 @@ class JSONStream:
 
         Raises:
             JSONStreamError: malformed (diagnosed within ``MAX_VALUE`` bytes).
+            RecursionError: nested too deeply for ``json``.
+            ValueError: an integer of more digits than ``sys.get_int_max_str_digits()``.
         """
         text = bytes(self._view[start:start + MAX_VALUE + 1]).decode("utf-8", "ignore")
         try:
             result, end = _STDLIB.raw_decode(text)
         except json.JSONDecodeError as exc:
             raise self.error(exc.msg, start + len(text[:exc.pos].encode())) from None
-        except RecursionError:
-            raise self.error("value nested too deeply", start) from None
         return result, start + len(text[:end].encode())
 
     def _release(self) -> None:
@@ -198,3 +266,4 @@ class JSONStream:
         cut = self.pos - self.pos % mmap.PAGESIZE
         self._map.madvise(mmap.MADV_DONTNEED, self._released, cut - self._released)
         self._released = cut
+

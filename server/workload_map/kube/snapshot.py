@@ -77,18 +77,36 @@ def _list_kind(kind: Any) -> str:
     return kind[: -len("List")] if isinstance(kind, str) and kind.endswith("List") else ""
 
 
-def _expand(doc: Any, where: str) -> Iterator[dict[str, Any]]:
-    """The objects in one document (the document itself, or a list dump's items)."""
+def _refuse(message: str, problems: list[str] | None) -> None:
+    """Raise ``SnapshotError(message)``, or append ``message`` to ``problems`` when it is a list.
+
+    The strict readers (``iter_objects``, ``wmap serve --snapshot``) fail on the first
+    refused document; the lenient one (``workload_map.kube.documents``) reports it and
+    goes on.
+    """
+    if problems is None:
+        raise SnapshotError(message)
+    problems.append(message)
+
+
+def _expand(doc: Any, where: str, problems: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The objects in one document (the document itself, or a list dump's items).
+
+    Raises:
+        SnapshotError: a document or list item that is not an object (``problems`` None).
+    """
     if doc is None:
         return
     if not isinstance(doc, dict):
-        raise SnapshotError(f"{where}: expected a Kubernetes object, got {type(doc).__name__}")
+        _refuse(f"{where}: expected a Kubernetes object, got {type(doc).__name__}", problems)
+        return
     kind, items = doc.get("kind"), doc.get("items")
     if isinstance(items, list) and (not isinstance(kind, str) or kind.endswith("List")):
         for index, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise SnapshotError(f"{where}: items[{index}] is not an object")
-            yield _with_kind(item, doc.get("apiVersion"), _list_kind(kind))
+            if isinstance(item, dict):
+                yield _with_kind(item, doc.get("apiVersion"), _list_kind(kind))
+            else:
+                _refuse(f"{where}: items[{index}] is not an object", problems)
         return
     yield doc
 
@@ -114,31 +132,46 @@ def yaml_reason(exc: yaml.YAMLError) -> str:
     return f"not valid YAML at {where}{problem}" + (f" ({context})" if context else "")
 
 
-def _json_list(stream: JSONStream, where: str) -> Iterator[dict[str, Any]]:
+def _json_list(stream: JSONStream, where: str, problems: list[str] | None) -> Iterator[dict[str, Any]]:
     """One top-level JSON object: its streamed ``items`` when it is a list, else itself.
 
     Members other than ``items`` are decoded whole; items without ``kind`` wait for the
     list's ``kind`` when it comes after them (``kubectl`` writes ``items`` before ``kind``).
+    A member or item that cannot be decoded (``JSONValueError``) refuses that item, or the
+    object when it is a member (see ``_refuse``).
     """
+    from workload_map.kube.jsonstream import JSONValueError
+
     head: dict[str, Any] = {}
     pending: list[dict[str, Any]] = []
-    streamed = False
+    streamed, refused = False, ""
     for key in stream.members():
         kind = head.get("kind")
         if key != "items" or stream.peek() != "[" or (isinstance(kind, str) and not kind.endswith("List")):
-            head[key] = stream.value()
+            try:
+                head[key] = stream.value()
+            except JSONValueError as exc:
+                refused = refused or f"{where}: {key}: {exc}"
             continue
         streamed = True
         for index, _ in enumerate(stream.elements()):
-            item = stream.value()
+            try:
+                item = stream.value()
+            except JSONValueError as exc:
+                _refuse(f"{where}: items[{index}]: {exc}", problems)
+                continue
             if not isinstance(item, dict):
-                raise SnapshotError(f"{where}: items[{index}] is not an object")
-            if "kind" in item or "kind" in head:
+                _refuse(f"{where}: items[{index}] is not an object", problems)
+            elif "kind" in item or "kind" in head:
                 yield _with_kind(item, head.get("apiVersion"), _list_kind(head.get("kind")))
             else:
                 pending.append(item)
+    if refused:
+        _refuse(refused, problems)
+        if not streamed:
+            return
     if not streamed:
-        yield from _expand(head, where)
+        yield from _expand(head, where, problems)
         return
     if isinstance(head.get("kind"), str) and not head["kind"].endswith("List"):
         raise SnapshotError(f"{where}: an items array before kind {head['kind']!r}, which is not a list")
@@ -146,43 +179,68 @@ def _json_list(stream: JSONStream, where: str) -> Iterator[dict[str, Any]]:
         yield _with_kind(item, head.get("apiVersion"), _list_kind(head.get("kind")))
 
 
-def _json_objects(file: Path, *, fallback: bool = False) -> Iterator[dict[str, Any]]:
+def _json_objects(file: Path, *, fallback: bool = False, problems: list[str] | None = None,
+                  name: str | None = None) -> Iterator[dict[str, Any]]:
     """The objects of a JSON file: every top-level object, array element or list item.
 
-    ``fallback``: the file is not named ``.json`` but starts like JSON; when it is not JSON
-    after all (a YAML flow mapping such as ``{a: 1}``), and nothing was yielded yet, read
-    it as YAML instead.
-    """
-    from workload_map.kube.jsonstream import JSONStream, JSONStreamError
+    Args:
+        file: the file.
+        fallback: the file is not named ``.json`` but starts like JSON; when it is not JSON
+            after all (a YAML flow mapping such as ``{a: 1}``), and nothing was yielded
+            yet, read it as YAML instead.
+        problems: a list: refused documents and items are reported in it and skipped
+            (``_refuse``); None: the first one raises.
+        name: the file's name in messages (default: its path).
 
-    yielded = 0
+    Raises:
+        SnapshotError: unreadable or malformed JSON (with ``problems``, the objects read
+            before it were yielded), or a refused document or item when ``problems`` is None.
+    """
+    from workload_map.kube.jsonstream import JSONStream, JSONStreamError, JSONValueError
+
+    yielded, label = 0, name or str(file)
     try:
         with JSONStream(file) as stream:
             for number in itertools.count(1):
-                where, first = f"{file} (document {number})", stream.peek()
+                where, first = f"{label} (document {number})", stream.peek()
                 if not first:
                     return
-                for obj in _json_document(stream, first, where):
-                    yielded += 1
-                    yield obj
+                try:
+                    for obj in _json_document(stream, first, where, problems):
+                        yielded += 1
+                        yield obj
+                except JSONValueError as exc:  # a whole top-level value: the stream is past it
+                    _refuse(f"{where}: {exc}", problems)
     except JSONStreamError as exc:
         if fallback and not yielded:
             yield from _yaml_objects(file)
             return
-        raise SnapshotError(f"{file}: {exc}") from None
+        raise SnapshotError(f"{label}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise SnapshotError(f"{file}: {exc}") from exc
+        raise SnapshotError(f"{label}: {exc}") from exc
 
 
-def _json_document(stream: JSONStream, first: str, where: str) -> Iterator[dict[str, Any]]:
-    """The objects of the top-level value starting with ``first``."""
+def _json_document(stream: JSONStream, first: str, where: str,
+                   problems: list[str] | None) -> Iterator[dict[str, Any]]:
+    """The objects of the top-level value starting with ``first`` (see ``_json_objects``).
+
+    Raises:
+        JSONValueError: the value is not an array or object and cannot be decoded.
+    """
+    from workload_map.kube.jsonstream import JSONValueError
+
     if first == "{":
-        yield from _json_list(stream, where)
+        yield from _json_list(stream, where, problems)
     elif first == "[":
-        for _ in stream.elements():
-            yield from _expand(stream.value(), where)
+        for index, _ in enumerate(stream.elements()):
+            try:
+                element = stream.value()
+            except JSONValueError as exc:
+                _refuse(f"{where}: element {index}: {exc}", problems)
+                continue
+            yield from _expand(element, where, problems)
     else:
-        yield from _expand(stream.value(), where)
+        yield from _expand(stream.value(), where, problems)
 
 
 def _looks_like_json(file: Path) -> bool:

@@ -12,7 +12,10 @@ has it, else ``SafeLoader``) constructs those as the JSON they stand for instead
 - ``!!binary`` is its base64 text without the line breaks (a Secret's ``data`` values
   are base64 strings in JSON), refused as by the safe loader when it is not base64;
 - ``!!set`` is a map of its members to null (a YAML set is such a map);
-- ``!!omap`` and ``!!pairs`` are lists of one-entry maps (how they are written).
+- ``!!omap`` and ``!!pairs`` are lists of one-entry maps (how they are written);
+- an integer of more decimal digits than Python converts (``sys.get_int_max_str_digits()``,
+  4,300 by default) is refused with a ``ConstructorError`` naming its line, as the JSON
+  reader refuses one (the safe loader raised a bare ``ValueError``, which lost the file).
 
 Everything else is as the safe loader gives it. The cache's compaction relies on this
 (``workload_map.kube.compact``: its table is exact for JSON's types).
@@ -130,6 +133,25 @@ def _base64(loader: Any, node: yaml.ScalarNode) -> str:
     return text
 
 
+def decode_reason(exc: RecursionError | ValueError) -> str:
+    """Why a decoder refused a well-formed value, on one line.
+
+    ``RecursionError``: nested too deeply; ``ValueError``: an integer of more digits than
+    ``int()`` converts (``sys.get_int_max_str_digits()``).
+    """
+    if isinstance(exc, RecursionError):
+        return "nested too deeply (the decoders stop near the interpreter's recursion limit, 1,000 levels)"
+    return str(exc).replace("; use sys.set_int_max_str_digits() to increase the limit", "")
+
+
+def _int(loader: Any, node: yaml.ScalarNode) -> int:
+    try:
+        return int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+    except ValueError as exc:  # more digits than int() converts
+        raise ConstructorError(None, None, f"an integer that cannot be read: {decode_reason(exc)}",
+                               node.start_mark) from None
+
+
 def _members(loader: Any, node: yaml.MappingNode) -> dict[Any, None]:
     return dict.fromkeys(loader.construct_mapping(node, deep=True))
 
@@ -138,6 +160,7 @@ def _entries(loader: Any, node: yaml.SequenceNode) -> list[Any]:
     return list(loader.construct_sequence(node, deep=True))
 
 
+JSONLoader.add_constructor("tag:yaml.org,2002:int", _int)
 JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", _text)
 JSONLoader.add_constructor("tag:yaml.org,2002:binary", _base64)
 JSONLoader.add_constructor("tag:yaml.org,2002:set", _members)
