@@ -136,3 +136,41 @@ def test_gpu_total_counts_exactly_the_names_is_whole_counts() -> None:
     # hand-checked: the default policy counts nvidia, amd and intel devices and DRA GPU classes, not MIG slices
     every = {name: Decimal(1) for name in names}
     assert DEFAULT_GPU_POLICY.total(every) == Decimal(5)  # nvidia, amd, i915, xe, dra/gpu.nvidia.com
+
+
+def test_a_shared_resources_block_is_read_once_and_never_changed_by_its_users() -> None:
+    # pods of one template share one `resources` block object (the cache shares equal small
+    # containers; a pickled batch keeps that): its requests are read once and reused, and the
+    # sums built from it (sidecar + init, steady state, pod-level, overhead, shared-GPU
+    # annotations) never write into the kept answer
+    from workload_map.resolution import resources
+    from workload_map.resolution.pods import pod_template_requests
+
+    block = {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}
+    sidecar = {"name": "s", "restartPolicy": "Always", "resources": block}
+    spec = {"initContainers": [sidecar, {"name": "i", "resources": block}],
+            "containers": [{"name": "a", "resources": block}, {"name": "b", "resources": block}],
+            "overhead": {"cpu": "250m"}}
+    # init: sidecar 1 cpu/1 gpu, then i with it: 2 cpu / 2 gpu; steady: sidecar + a + b = 3 cpu / 3 gpu;
+    # max -> 3 cpu / 3 gpu, overhead +0.25 cpu
+    expected = {"cpu": Decimal("3.25"), "nvidia.com/gpu": Decimal(3)}
+    for _ in range(3):
+        assert effective_pod_requests(spec).requests == expected
+    kept = resources._read_blocks[id(block)]
+    assert kept[0] is block and kept[1] == {"cpu": Decimal(1), "nvidia.com/gpu": Decimal(1)}
+    # a shared-GPU annotation adds into the pod's requests, not into the kept block answer
+    shared = pod_template_requests({"containers": [{"name": "a", "resources": block}]},
+                                   {"gpu-fraction": "0.5"})
+    assert shared.requests["cpu"] == Decimal(1)
+    assert kept[1] == {"cpu": Decimal(1), "nvidia.com/gpu": Decimal(1)}
+    assert effective_pod_requests(spec).requests == expected
+
+
+def test_a_block_with_an_error_is_read_again_each_time_and_named_by_its_place() -> None:
+    bad = {"requests": {"cpu": "lots", "nvidia.com/gpu": "2"}}
+    spec = {"containers": [{"name": "a", "resources": bad}, {"name": "b", "resources": bad}]}
+    for _ in range(2):
+        result = effective_pod_requests(spec)
+        assert result.requests == {"nvidia.com/gpu": Decimal(4)}
+        assert result.errors == ["containers[0].resources.requests.cpu: invalid quantity 'lots'",
+                                 "containers[1].resources.requests.cpu: invalid quantity 'lots'"]

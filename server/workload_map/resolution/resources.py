@@ -149,14 +149,38 @@ def _read(block: Any, where: str, errors: list[str]) -> Requests:
     return out
 
 
+READ_BLOCKS_KEPT = 4096
+"""Most ``resources`` blocks whose requests are kept for reuse (``container_requests``)."""
+
+_read_blocks: dict[int, tuple[Mapping[str, Any], Requests]] = {}
+
+
 def container_requests(container: Any, where: str, errors: list[str]) -> Requests:
-    """Requests of one container, falling back to limits per resource name."""
+    """Requests of one container, falling back to limits per resource name.
+
+    The answer depends on the container's ``resources`` block alone and is kept for that
+    block object while it has no quantity error (at most ``READ_BLOCKS_KEPT`` blocks; the
+    kept entry holds the block, so its ``id`` cannot be reused meanwhile). The pods of
+    one template share one block object: the cache shares equal small containers
+    (``workload_map.kube.compact``) and a pickled batch keeps that sharing, so a
+    workload's pods are read once per template instead of once per pod. The returned
+    dict may be shared: callers copy it before changing it (``_add``, ``_max`` do).
+    """
     resources = container.get("resources") if isinstance(container, Mapping) else None
     if not isinstance(resources, Mapping):
         return {}
+    kept = _read_blocks.get(id(resources))
+    if kept is not None and kept[0] is resources:
+        return kept[1]
+    before = len(errors)
     limits = _read(resources.get("limits"), f"{where}.resources.limits", errors)
     requests = _read(resources.get("requests"), f"{where}.resources.requests", errors)
-    return {**limits, **requests}
+    out = {**limits, **requests}
+    if len(errors) == before:  # an error names this container's place: not reusable
+        if len(_read_blocks) >= READ_BLOCKS_KEPT:
+            _read_blocks.clear()
+        _read_blocks[id(resources)] = (resources, out)
+    return out
 
 
 def _add(a: Requests, b: Requests) -> Requests:
