@@ -116,3 +116,30 @@ async def test_add_remove_and_events() -> None:
     assert reader.remove(POD, "n", "p") == stored and queue.get_nowait().type == "DELETED"
     assert reader.remove(POD, "n", "p") is None
     assert reader.states() == {POD: reader.state(POD)}
+
+
+def test_a_built_reader_indexes_every_object_and_changes_after_it_bump_the_whole_chain(tmp_path: Path) -> None:
+    # while a SnapshotReader is filled nobody observes it, so an added object only gets its own
+    # version and enters the uid index (no owner-chain walk per object); once built, a change
+    # of the pod bumps pod, Job and JobSet, and a subscriber's event names all three
+    write(tmp_path, "jobset.yaml", MULTI_DOC)
+    write(tmp_path, "pods.yaml", LIST_DUMP)
+    reader = SnapshotReader.from_paths(tmp_path)
+    assert {uid: reader.by_uid(uid)["kind"] for uid in ("js-uid", "job-uid", "pod-uid")} == {
+        "js-uid": "JobSet", "job-uid": "Job", "pod-uid": "Pod"}
+    built = {uid: reader.version(uid) for uid in ("js-uid", "job-uid", "pod-uid")}
+    assert sorted(built.values()) == [1, 2, 3]  # one version each, in file order
+    events: list[tuple[str, tuple[str, ...]]] = []
+    reader.add_listener(lambda event: events.append((event.type, event.root_uids)))
+    pod = json.loads(json.dumps(reader.get(POD, "team", "js-w-0-0")))
+    pod["status"] = {"phase": "Succeeded"}
+    reader.add(pod)
+    assert events == [("MODIFIED", ("pod-uid", "job-uid", "js-uid"))]
+    after = {uid: reader.version(uid) for uid in built}
+    assert all(after[uid] > max(built.values()) for uid in built)
+    # and an object added later takes the full path too: its Job's and JobSet's versions grow
+    second = json.loads(json.dumps(pod))
+    second["metadata"].update(name="js-w-0-1", uid="pod-2")
+    reader.add(second)
+    assert events[-1] == ("ADDED", ("pod-2", "job-uid", "js-uid"))
+    assert reader.version("js-uid") > after["js-uid"]

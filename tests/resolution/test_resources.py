@@ -174,3 +174,24 @@ def test_a_block_with_an_error_is_read_again_each_time_and_named_by_its_place() 
         assert result.requests == {"nvidia.com/gpu": Decimal(4)}
         assert result.errors == ["containers[0].resources.requests.cpu: invalid quantity 'lots'",
                                  "containers[1].resources.requests.cpu: invalid quantity 'lots'"]
+
+
+def test_gpu_test_answers_as_is_gpu_per_policy_and_stays_bounded() -> None:
+    from workload_map.resolution import resources
+    from workload_map.resolution.resources import gpu_policy, gpu_test
+
+    names = ["nvidia.com/gpu", "cpu", "memory", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared", "gpu-memory",
+             "dra/gpu.nvidia.com", "dra/mig.nvidia.com", "example.com/accel", "dra/example.com"]
+    custom = gpu_policy(whole=["example.com/accel"], dra_classes=["example.com"])
+    for policy in (DEFAULT_GPU_POLICY, custom):
+        test = gpu_test(policy)
+        assert [test(n) for n in names] == [policy.is_gpu(n) for n in names]
+        assert [test(n) for n in names] == [policy.is_gpu(n) for n in names]  # remembered answers alike
+    # the two policies disagree on the custom names: each test is its policy's
+    assert not gpu_test(DEFAULT_GPU_POLICY)("example.com/accel") and gpu_test(custom)("example.com/accel")
+    # invented names cannot grow it past the bound
+    test = gpu_test(custom)
+    for i in range(resources.GPU_NAMES_KEPT + 10):
+        test(f"example.com/r{i}")
+    assert len(resources._GPU_TESTS[id(custom)]) <= resources.GPU_NAMES_KEPT
+    assert gpu_test(custom)("example.com/accel")

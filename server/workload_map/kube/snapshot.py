@@ -309,8 +309,12 @@ class SnapshotReader(ObjectGraph, Reader):
 
     def __init__(self, objects: Iterable[Mapping[str, Any]] = (), *, full: bool = False) -> None:
         super().__init__(full=full)
-        for obj in objects:
-            self.add(obj)
+        self._building = True  # nobody observes the reader yet (ObjectGraph._publish)
+        try:
+            for obj in objects:
+                self.add(obj)
+        finally:
+            self._building = False
 
     @classmethod
     def from_paths(cls, *paths: str | Path, full: bool = False) -> SnapshotReader:

@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator, Mapping
 from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
 from workload_map.resolution import WorkloadView
+from workload_map.resolution.resources import gpu_test
 
 GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE", "CLUSTER")
 UNSCHEDULED = "<unscheduled>"
@@ -145,7 +146,7 @@ class Aggregates:
 
     def apply(self, view: WorkloadView, sign: int) -> None:
         """Add (``sign`` 1) or subtract (-1) ``view``'s contributions."""
-        is_gpu = view.policy.is_gpu
+        is_gpu = gpu_test(view.policy)  # remembered per name
         for group_by, buckets in self._buckets.items():
             for key, workloads, spec, pods, allocated in contributions(view, group_by):
                 bucket = buckets.get(key)

@@ -44,6 +44,7 @@ from workload_map.definitions.model import Definition
 from workload_map.jq import set_evaluation_tracer
 from workload_map.jq.trial import slowest_evaluation
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, resolve
+from workload_map.resolution.frozen import quick_state
 from workload_map.resolution.nesting import Nested
 from workload_map.resolution.studio import evaluate as studio_evaluate
 
@@ -85,6 +86,7 @@ def limit_memory(budget: int = MEMORY_BUDGET_BYTES) -> int:
     return cap
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Inputs:
     """What one resolution reads besides the definition: the arguments of ``workload_map.resolution.resolve``.
@@ -122,6 +124,7 @@ class Inputs:
                        nested=self.nested, uid_conflicts=self.uid_conflicts)
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Job:
     """One resolution job sent to a worker process.

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from workload_map.resolution.quantity import QuantityError, parse_quantity
+from workload_map.resolution.frozen import quick_state
 
 Requests = dict[str, Decimal]
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class GpuPolicy:
     """Which resource names are GPUs.
@@ -109,6 +111,48 @@ def gpu_policy(whole: Iterable[str] = (), shared: Iterable[str] = (),
 
 
 DEFAULT_GPU_POLICY = GpuPolicy()
+
+
+class _GpuNames(dict[str, bool]):
+    """``GpuPolicy.is_gpu`` of one policy, remembered per resource name (``gpu_test``)."""
+
+    __slots__ = ("policy",)
+
+    def __init__(self, policy: GpuPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def __missing__(self, name: str) -> bool:
+        answer = self.policy.is_gpu(name)
+        if len(self) < GPU_NAMES_KEPT:
+            self[name] = answer
+        return answer
+
+
+_GPU_TESTS: dict[int, _GpuNames] = {}
+GPU_TESTS_KEPT = 64
+"""Policies whose ``gpu_test`` is kept (a server has one, shared by every compacted view)."""
+
+GPU_NAMES_KEPT = 4096
+"""Resource names one ``gpu_test`` remembers (names are few; past the bound a new name is
+asked of the policy each time: a bound against a stream of invented ones)."""
+
+
+def gpu_test(policy: GpuPolicy) -> Callable[[str], bool]:
+    """``policy.is_gpu`` as a lookup remembered per name: a dictionary's ``__getitem__``.
+
+    The view store's aggregates ask it for every resource name of every figure of every
+    bucket a view touches (56 times per generated workload, CPU and memory included, at
+    about a microsecond each through ``is_whole``); answered from the dictionary after
+    the first time. Kept per policy object (held, so its ``id`` stays unique), at most
+    ``GPU_TESTS_KEPT`` policies and ``GPU_NAMES_KEPT`` names each.
+    """
+    names = _GPU_TESTS.get(id(policy))
+    if names is None or names.policy is not policy:
+        if len(_GPU_TESTS) >= GPU_TESTS_KEPT:
+            _GPU_TESTS.clear()
+        names = _GPU_TESTS[id(policy)] = _GpuNames(policy)
+    return names.__getitem__
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from workload_map.definitions.phases import Phase
 from workload_map.resolution.frozen import EMPTY_MAP
+from workload_map.resolution.frozen import quick_state
 from workload_map.resolution.gpu_figures import GpuFigures, resources_dict
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
 
@@ -126,6 +127,7 @@ class PodView:
         return out
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Replicas:
     """Desired / current / ready pods, and the scale bounds when defined.
