@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from workload_map.kube.snapshot import SnapshotError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -197,12 +199,26 @@ def test_sniff_is_the_whole_text_answer(text: str, block: int) -> None:
         documents._BLOCK = original
 
 
-def test_sniff_keeps_the_decoding_error(tmp_path: Path) -> None:
+def test_sniff_reads_past_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    # the readers report such bytes where they are (a YAML document, a JSON value); the
+    # sniff only answers its two questions
     path = tmp_path / "bad.json"
-    path.write_bytes(b'{"a": "' + b"x" * 10 + b'\xff"}')
-    with pytest.raises(UnicodeDecodeError) as raised:
-        documents._sniff(path, json_suffix=True)
-    assert raised.value.start == 17
+    path.write_bytes(b'{"a": "' + b"x" * 10 + b'\xff"}\n---\n')
+    assert documents._sniff(path, json_suffix=True) == ("{", True)
+
+
+def test_a_document_that_is_not_utf8_is_reported_and_the_others_kept(tmp_path: Path) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: good, namespace: d}\n---\n"
+                     b"apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9, namespace: d}\n---\n"
+                     b"apiVersion: v1\nkind: Pod\nmetadata: {name: last, namespace: d}\n")
+    objects, problems = documents.read_documents(path)
+    assert [o["metadata"]["name"] for o in objects] == ["good", "last"]
+    assert problems == [f"{path} (document 2, line 4): not UTF-8 text: byte 0xe9 at line 7"]
+    # a file with no UTF-8 document fails as a whole, naming the first such byte
+    (tmp_path / "latin1.yaml").write_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n")
+    with pytest.raises(SnapshotError, match=r"latin1.yaml: not UTF-8 text \(byte 0xe9 at line 3\)"):
+        documents.read_documents(tmp_path / "latin1.yaml")
 
 
 

@@ -144,3 +144,10 @@ def test_format_characters_are_refused_in_kinds_and_aliases() -> None:
     assert by_path[root] == '"Job\\u202eSet" contains the invisible format character U+202E (bidi controls and ' \
                             'other format characters are not allowed)'
     assert "U+200B" in by_path["metadata.annotations[workload-map.run.ai/aliases]"]
+
+
+@pytest.mark.parametrize("name", [5, ["x"], {"a": 1}, True])
+def test_a_definition_name_that_is_not_a_string_is_refused(name: Any) -> None:
+    # before: a name 5 was taken as "no name" and the definition accepted under its root kind's slug
+    found = problems_with(lambda d: d["metadata"].update(name=name))
+    assert found == [f"metadata.name: must be a string, got {type(name).__name__}"]

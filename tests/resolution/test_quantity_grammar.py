@@ -70,3 +70,29 @@ def test_negative_extended_resource_is_refused_with_its_path() -> None:
     assert result.requests == {}
     assert result.errors == ["containers[0].resources.limits.nvidia.com/gpu: quantity '-1' must not be negative",
                              "containers[1].resources.requests.nvidia.com/gpu: invalid quantity '2\\n'"]
+
+
+@pytest.mark.parametrize("text", ["1e5000", "9" * 30, "9223372036854775808", "8Ei", "-8Ei", 1e308,
+                                  pytest.param(10**5000, id="an-int-of-5001-digits"),
+                                  "9.3E"])
+def test_quantities_beyond_2_63_are_refused(text: object) -> None:
+    # "no quantity may represent a number greater than 2^63-1 in magnitude" (Kubernetes Quantity);
+    # 8Ei = 8 * 2^60 = 2^63, 9.3E = 9.3 * 10^18 > 9.22 * 10^18
+    with pytest.raises(QuantityError, match="beyond 2\\^63-1, the largest quantity Kubernetes represents"):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [("9223372036854775807", Decimal(2**63 - 1)), ("7Ei", Decimal(7 * 2**60)),
+                                             ("-9223372036854775807", Decimal(-(2**63 - 1))), (2**63 - 1, Decimal(2**63 - 1))])
+def test_quantities_up_to_2_63_minus_1_are_read(text: object, value: Decimal) -> None:
+    assert parse_quantity(text) == value
+
+
+def test_a_huge_gpu_request_counts_nothing_and_names_its_field() -> None:
+    # before: 1e5000 GPUs summed into every figure (an infinite float in GraphQL, +Inf in /metrics,
+    # a ValueError in the text output)
+    result = effective_pod_requests({"containers": [
+        {"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1e5000", "cpu": "2"}}}]})
+    assert result.requests == {"cpu": Decimal(2)}
+    assert result.errors == ["containers[0].resources.requests.nvidia.com/gpu: invalid quantity '1e5000': "
+                             "beyond 2^63-1, the largest quantity Kubernetes represents"]

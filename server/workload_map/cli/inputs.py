@@ -43,6 +43,8 @@ def stdin_text() -> str:
     """
     global _stdin_text
     if _stdin_text is None:
+        if sys.stdin is None:  # started with standard input closed (``<&-``)
+            raise InvalidRequest(f"cannot read {STDIN_NAME}: standard input is closed")
         try:
             _stdin_text = sys.stdin.read()
         except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -10,6 +10,7 @@ of ``wmap get`` as kubectl's ``-o`` formats (table, wide, name, json, yaml).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import datetime, timezone
 from typing import Any, Iterable
@@ -93,6 +94,19 @@ def _walk(kind: str, node: Any, view: WorkloadView, prefix: str, last: bool, lin
         _walk(k, child, view, prefix + ("    " if last else "|   "), index == len(kids) - 1, lines, limit)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` with control characters (C0, DEL, C1) written as escapes (``\x1b``).
+
+    Names, phases and reasons come from objects anyone who can create one may write: an
+    escape sequence in a pod name (``"bad\x1b[2J"``) would otherwise act on the terminal of
+    whoever lists it. JSON and YAML output escape them by their own rules.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
+
+
 def render_tree(view: WorkloadView, pod_limit: int = 0) -> str:
     """The human-readable tree of one workload (``pod_limit``: pods per component, 0 all)."""
     lines = [_row(f"{view.kind}/{view.name}", f"namespace: {view.namespace or '<none>'}",
@@ -111,7 +125,7 @@ def render_tree(view: WorkloadView, pod_limit: int = 0) -> str:
         lines.append(f"Gang {gang.name}: minMember {gang.min_member}, {len(gang.pods)} pod(s)")
     for error in [*view.errors, *(e for c in view.all_components() for e in c.errors)]:
         lines.append(f"warning: {error.component + ': ' if error.component else ''}{error.message}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def render(views: Iterable[WorkloadView], output: str, *, pod_limit: int = 0) -> str:
@@ -218,11 +232,11 @@ def render_list(views: list[WorkloadView], output: str, now: datetime | None = N
         data = {"items": [summary(v) for v in views], "count": len(views)}
         return json.dumps(data, indent=2) if output == "json" else yaml.safe_dump(data, sort_keys=False).rstrip()
     if output == "name":
-        return "\n".join(resource_name(v) for v in views)
+        return "\n".join(printable(resource_name(v)) for v in views)
     header: tuple[str, ...] = ("NAME", "NAMESPACE", "PHASE", "GPUS", "AGE")
     clusters = output == "wide" and any(v.cluster for v in views)
     if output == "wide":
         header += ("DEFINITION", "PODS", "NODES") + (("CLUSTER",) if clusters else ())
-    rows = [header, *(_list_row(v, output == "wide", now, clusters) for v in views)]
+    rows = [header, *(tuple(map(printable, _list_row(v, output == "wide", now, clusters))) for v in views)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)

@@ -91,6 +91,9 @@ def parse_definition(doc: Any, problems: list[Problem]) -> Definition | None:
     gang = _gang(spec.child("optimizationInstructions", ("gangScheduling",))) if spec else None
     metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     given = metadata.get("name")
+    if given is not None and not isinstance(given, str):  # a name 5 is a mistake, not "no name"
+        problems.append(Problem("metadata.name", f"must be a string, got {type(given).__name__}"))
+        return None
     name = given if isinstance(given, str) else ""
     if not name and root.kind is not None:
         name = root.kind.slug

@@ -5,7 +5,9 @@ one unparsable document must not lose every good workload in the file. Rules:
 
 * a YAML stream is cut into documents at lines starting with ``---`` (the YAML document
   marker, column 0; a ``...`` end marker line ends a document), and each document is parsed
-  alone, so a syntax error stays inside its document;
+  alone, so a syntax error stays inside its document, and so do bytes that are not UTF-8
+  (the document is reported with the first such byte; a file with no UTF-8 document at all
+  fails as a whole, as before);
 * a document whose text starts with ``{`` or ``[`` is read as JSON (exact integers, JSON
   errors), else as YAML, so JSON and YAML documents may be mixed in one stream;
 * a file that starts like JSON and has no ``---`` line (``kubectl get -o json`` output,
@@ -16,7 +18,9 @@ one unparsable document must not lose every good workload in the file. Rules:
 * list documents (``kind: List``, typed lists such as ``PodList``, a JSON array) are
   unwrapped; an item that is not an object is reported and the other items kept;
 * a document that is not a Kubernetes object (no ``apiVersion``/``kind``, no
-  ``metadata.name``, not a mapping) is reported and skipped.
+  ``metadata.name``, not a mapping) or lacks the shape readers rely on (a non-string
+  namespace, a ``spec`` that is not an object: ``kube.store.shape_problem``) is reported and
+  skipped.
 
 Each problem is a message naming the file, the document number (1-based) and its first
 line, e.g. ``pods.yaml (document 3, line 41): mapping values are not allowed here``.
@@ -35,9 +39,11 @@ import yaml
 
 from workload_map.gvk import GVK
 from workload_map.kube.snapshot import SnapshotError, _files, _json_objects, _list_kind, _with_kind
-from workload_map.kube.store import object_key
-from workload_map.kube.yamljson import JSONLoader, decode_reason
+from workload_map.kube.store import shape_problem
+from workload_map.kube.yamljson import SURROGATE_ESCAPE, JSONLoader, decode_reason, without_surrogates
 
+_UNDECODED = re.compile("[\udc80-\udcff]")
+"""A byte that is not UTF-8, as ``errors="surrogateescape"`` decodes it."""
 _MARKER = re.compile(r"^(---|\.\.\.)(?=\s|$)", re.MULTILINE)
 _BLOCK = 1 << 20  # bytes read at a time when a file is sniffed
 _CARRY = 8  # characters kept from one block to the next (a marker and its lookahead need 4)
@@ -78,12 +84,25 @@ def iter_documents(path: str | Path, problems: list[str], shown: str | None = No
         if (file.suffix.lower() == ".json" or first in ("{", "[")) and not marked:
             yield from _read_json(file, name, kept, problems)  # the JSON reader maps the file itself
         else:
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+            try:  # bytes that are not UTF-8 stay as lone surrogates: their document is reported
+                text = file.read_text(encoding="utf-8", errors="surrogateescape")
+            except OSError as exc:
                 raise SnapshotError(f"{name}: {exc}") from exc
+            undecoded: list[str] = []
+            read = 0
             for number, line, chunk in _chunks(text):
-                yield from _read_chunk(chunk, f"{name} (document {number}, line {line})", line, kept, problems)
+                where = f"{name} (document {number}, line {line})"
+                bad = _UNDECODED.search(chunk)
+                if bad is not None:
+                    at = line + chunk.count("\n", 0, bad.start())
+                    undecoded.append(f"byte 0x{ord(bad.group()) - 0xDC00:02x} at line {at}")
+                    problems.append(f"{where}: not UTF-8 text: {undecoded[-1]}")
+                    continue
+                read += 1
+                yield from _read_chunk(chunk, where, line, kept, problems)
+            if undecoded and not read:  # nothing of the file is text: the file fails as one
+                del problems[-len(undecoded):]
+                raise SnapshotError(f"{name}: not UTF-8 text ({undecoded[0]})")
 
 
 def _sniff(file: Path, json_suffix: bool) -> tuple[str, bool]:
@@ -91,24 +110,18 @@ def _sniff(file: Path, json_suffix: bool) -> tuple[str, bool]:
 
     The answers of decoding the whole text and searching it with ``_MARKER``, without holding
     the text (a 400 MB dump would be 400 MB more at the peak). The scan stops once the file is
-    known not to be read as JSON (it is then read whole as YAML, which decodes it anyway);
-    otherwise every block is decoded, so a file that is not UTF-8 fails here as it would
-    in ``Path.read_text``.
+    known not to be read as JSON (it is then read whole as YAML, which decodes it anyway).
+    Bytes that are not UTF-8 are decoded as lone surrogates (``surrogateescape``): the
+    readers report them where they are.
 
     Raises:
         OSError: the file cannot be read.
-        UnicodeDecodeError: the file is not UTF-8 (raised by ``Path.read_text``, so the
-            positions are those of the whole file).
     """
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
     first, carry, line_start, marked = "", "", True, False  # line_start: the window starts a line
     with file.open("rb") as handle:
         while block := handle.read(_BLOCK):
-            try:
-                window = carry + decoder.decode(block)
-            except UnicodeDecodeError:
-                file.read_text(encoding="utf-8")
-                raise
+            window = carry + decoder.decode(block)
             first = first or window.lstrip()[:1]
             marked = _marked(window, line_start, final=False)
             if marked or (first and first not in ("{", "[") and not json_suffix):
@@ -170,6 +183,8 @@ def _read_chunk(chunk: str, where: str, line: int, kept: list[int], problems: li
         return
     if doc is None:
         return
+    if SURROGATE_ESCAPE.search(body):  # json reads a lone surrogate escape as one (kube.yamljson)
+        doc = without_surrogates(doc)
     for item, item_where in _unwrap(doc, where, problems):
         yield from _keep(item, item_where, kept, problems)
 
@@ -200,8 +215,13 @@ def _keep(obj: Any, where: str, kept: list[int], problems: list[str]) -> Iterato
     except ValueError as exc:
         problems.append(f"{where}: {exc}")
         return
-    if object_key(obj) is None:
-        problems.append(f"{where}: {obj.get('kind')} object without metadata.name")
+    problem = shape_problem(obj)
+    if problem is not None:
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        shown = f" {name}" if isinstance(name, str) and name else ""
+        problems.append(f"{where}: {obj.get('kind')}{shown}: {problem}" if problem != "no metadata.name"
+                        else f"{where}: {obj.get('kind')} object without metadata.name")
         return
     kept[0] += 1
     yield obj

@@ -40,7 +40,7 @@ from typing import Any
 
 import msgspec
 
-from workload_map.kube.yamljson import decode_reason
+from workload_map.kube.yamljson import SURROGATE_ESCAPE, decode_reason, without_surrogates
 
 MAX_VALUE = 16 << 20
 """The most bytes one value may span before it is reported as malformed."""
@@ -91,6 +91,8 @@ class JSONStream:
             self._map = None
         self._view = memoryview(self._map) if self._map is not None else memoryview(b"")
         self.pos, self._released = 0, 0
+        if bytes(self._view[:3]) == b"\xef\xbb\xbf":  # a UTF-8 byte order mark (Windows editors): not JSON text
+            self.pos = 3
 
     def __enter__(self) -> JSONStream:
         return self
@@ -257,6 +259,8 @@ class JSONStream:
             result, end = _STDLIB.raw_decode(text)
         except json.JSONDecodeError as exc:
             raise self.error(exc.msg, start + len(text[:exc.pos].encode())) from None
+        if SURROGATE_ESCAPE.search(text, 0, end):  # a lone surrogate reads as U+FFFD (kube.yamljson)
+            result = without_surrogates(result)
         return result, start + len(text[:end].encode())
 
     def _release(self) -> None:

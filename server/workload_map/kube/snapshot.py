@@ -44,7 +44,7 @@ from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
 from workload_map.kube.reader import InformerStatus, KubeObject, Reader
-from workload_map.kube.store import object_key
+from workload_map.kube.store import object_key, shape_problem
 from workload_map.kube.yamljson import JSONLoader
 
 if TYPE_CHECKING:  # the JSON stream reader and mmap: imported when a JSON file is read
@@ -329,15 +329,18 @@ class SnapshotReader(ObjectGraph, Reader):
         """Insert or replace ``obj``; returns the stored (trimmed) object.
 
         Raises:
-            SnapshotError: no ``apiVersion``/``kind`` or no ``metadata.name``.
+            SnapshotError: no ``apiVersion``/``kind``, no ``metadata.name``, or another
+                malformed shape (``kube.store.shape_problem``), naming the object and field.
         """
         try:
             gvk = GVK.of(obj)
         except ValueError as exc:
             raise SnapshotError(f"object {_describe(obj)}: {exc}") from exc
-        key = object_key(obj)
-        if key is None:
+        problem, key = shape_problem(obj), object_key(obj)
+        if problem == "no metadata.name":
             raise SnapshotError(f"{gvk.kind} object without metadata.name")
+        if problem is not None or key is None:
+            raise SnapshotError(f"{gvk.kind} {_describe(obj)}: {problem}")
         obj = _with_uid(gvk, key, obj)
         self.apply(gvk, "ADDED", obj)
         stored = self.get(gvk, key[0], key[1])

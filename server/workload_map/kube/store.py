@@ -10,6 +10,9 @@ shared sub-trees). It is the single store implementation
 behind both the live informers and the static snapshot reader; the cross-type owner graph
 lives in ``workload_map.kube.graph``.
 
+Every object is checked for the shape the readers above rely on (``shape_problem``): an
+object failing it is not stored, and the first time per key a warning names it.
+
 Mutations return the changes they made as ``(type, object)`` pairs so callers can fan out
 events; an update whose resourceVersion equals the stored one is no change (this keeps
 reconnects and relists from duplicating events). Stored dicts are never mutated: an update
@@ -21,6 +24,7 @@ No I/O and no ``kubernetes_asyncio`` here.
 from __future__ import annotations
 
 import builtins
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
@@ -29,8 +33,13 @@ from workload_map.kube.reader import EventType, KubeObject, KubeObjects
 from workload_map.kube.trim import trim
 from workload_map.owners import controller_uid as controller_uid  # re-exported: graph, tests
 
+log = logging.getLogger(__name__)
+
 Key = tuple[str, str]
 """``(namespace or "", name)``."""
+
+WARNED_KEPT = 1024
+"""Keys per store whose malformed shape was logged already (one warning per key, bounded)."""
 
 Change = tuple[EventType, KubeObject]
 """One applied change: the new object (ADDED/MODIFIED) or the removed one (DELETED)."""
@@ -45,6 +54,42 @@ def object_key(obj: Mapping[str, Any]) -> Key | None:
         return None
     namespace = meta.get("namespace")
     return (namespace if isinstance(namespace, str) else "", meta["name"])
+
+
+def _kind_of(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def shape_problem(obj: Mapping[str, Any]) -> str | None:
+    """Why ``obj`` lacks the shape every reader relies on, or None.
+
+    The API conventions give every object a ``metadata`` object with a string ``name``,
+    and ``namespace``, ``uid`` strings when present, ``ownerReferences`` a list, and
+    ``spec`` and ``status`` objects ("Kubernetes API Conventions", "Objects"; the API server
+    validates the built-in kinds so). A file or a CRD without a structural schema can
+    break it: a namespace ``5`` sorted among strings, a ``spec: "x"`` read with ``.get``,
+    ``ownerReferences: 5`` iterated, each raised inside a reader and lost the rest of a
+    file or stalled the views. Returns the first problem, naming the field, e.g.
+    ``metadata.namespace is int, not a string``.
+    """
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return f"metadata is {_kind_of(meta)}, not an object"
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        return "no metadata.name" if name is None or name == "" else f"metadata.name is {_kind_of(name)}, not a string"
+    for field in ("namespace", "uid"):
+        value = meta.get(field)
+        if value is not None and not isinstance(value, str):
+            return f"metadata.{field} is {_kind_of(value)}, not a string"
+    refs = meta.get("ownerReferences")
+    if refs is not None and not isinstance(refs, list):
+        return f"metadata.ownerReferences is {_kind_of(refs)}, not a list"
+    for field in ("spec", "status"):
+        value = obj.get(field)
+        if value is not None and not isinstance(value, Mapping):
+            return f"{field} is {_kind_of(value)}, not an object"
+    return None
 
 
 def meta_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -93,6 +138,7 @@ class Store:
         #: Read-only view of the owner index (owner uid -> refs): a membership test without a call.
         self.owner_index: Mapping[str, builtins.list[str]] = self._by_owner
         self._size = 0
+        self._warned: set[Key] = set()  # keys whose malformed shape was logged (``_warn``)
 
     def __len__(self) -> int:
         return self._size
@@ -163,7 +209,10 @@ class Store:
         return trim(self.gvk, obj, full=self._full)
 
     def upsert(self, obj: Mapping[str, Any], *, trimmed: bool = False) -> Changes:
-        """Insert or replace ``obj`` (trimmed). ``[]`` when unchanged or nameless.
+        """Insert or replace ``obj`` (trimmed). ``[]`` when unchanged, nameless or malformed.
+
+        A malformed object (``shape_problem``) is not stored and any version stored before
+        is kept; the first time per key a warning names it.
 
         A different uid under the same key counts as a delete plus an add. ``trimmed``:
         ``obj`` comes from ``self.trim`` already (the reflector trims list pages as they
@@ -171,6 +220,10 @@ class Store:
         """
         key = object_key(obj)
         if key is None:
+            return []
+        problem = shape_problem(obj)
+        if problem is not None:
+            self._warn(key, problem)
             return []
         new: KubeObject = cast("KubeObject", obj) if trimmed else trim(self.gvk, obj, full=self._full)
         old = self.get(*key)
@@ -220,6 +273,13 @@ class Store:
     def clear(self) -> Changes:
         """Remove everything; one ``DELETED`` change per object."""
         return [change for key, _ in self._items(None) for change in self.delete(*key)]
+
+    def _warn(self, key: Key, problem: str) -> None:
+        if key in self._warned or len(self._warned) >= WARNED_KEPT:
+            return
+        self._warned.add(key)
+        namespace, name = key
+        log.warning("%s %s%s not cached: %s", self.gvk.kind, f"{namespace}/" if namespace else "", name, problem)
 
     # index maintenance
 

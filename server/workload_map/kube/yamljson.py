@@ -1,4 +1,4 @@
-"""YAML read into JSON's types: the loader of snapshot files and ``describe -f`` manifests.
+r"""YAML read into JSON's types: the loader of snapshot files and ``describe -f`` manifests.
 
 A Kubernetes object is JSON: the API server stores and serves JSON, and kubectl turns a
 YAML manifest into JSON before sending it. YAML's safe schema knows more types than JSON,
@@ -13,6 +13,12 @@ has it, else ``SafeLoader``) constructs those as the JSON they stand for instead
   are base64 strings in JSON), refused as by the safe loader when it is not base64;
 - ``!!set`` is a map of its members to null (a YAML set is such a map);
 - ``!!omap`` and ``!!pairs`` are lists of one-entry maps (how they are written);
+- a lone UTF-16 surrogate in a string or key (a ``"\ud800"`` escape without its pair)
+  is U+FFFD, as the API server's JSON decoder reads it (Go's ``encoding/json``: "invalid
+  UTF-16 surrogate pairs are ... replaced by the Unicode replacement character U+FFFD"), so
+  no object here holds text a cluster could not (it broke the UTF-8 encoding of every JSON
+  answer and of the text output): :func:`without_surrogates`, also used on JSON decoded
+  by the standard library (msgspec refuses such escapes);
 - an integer of more decimal digits than Python converts (``sys.get_int_max_str_digits()``,
   4,300 by default) is refused with a ``ConstructorError`` naming its line, as the JSON
   reader refuses one (the safe loader raised a bare ``ValueError``, which lost the file).
@@ -35,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any
 
 import yaml
@@ -48,6 +55,29 @@ MAX_ALIAS_VALUES = 1_000_000
 MAX_ALIAS_CHARACTERS = 16 * 1024 * 1024
 """Most scalar characters the aliases of one document may add to it once expanded: a long
 string aliased a few hundred times is few values but hundreds of megabytes to every reader."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON or YAML escape of a UTF-16 surrogate in source text: only then can decoding give one."""
+
+
+def without_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD.
+
+    Returns the same object when nothing had to change (the common case: a walk, no copy).
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if not value.isascii() else value
+    if isinstance(value, dict):
+        items = [(without_surrogates(k), without_surrogates(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items())):
+            return value
+        return dict(items)
+    if isinstance(value, list):
+        items = [without_surrogates(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    return value
 
 
 class JSONLoader(_Base):  # type: ignore[misc]  # the base is chosen at import time
@@ -120,6 +150,11 @@ def expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[i
     return sizes[id(root)]
 
 
+def _str(loader: Any, node: yaml.ScalarNode) -> str:
+    text = str(loader.construct_scalar(node))
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
 def _text(loader: Any, node: yaml.ScalarNode) -> str:
     return str(loader.construct_scalar(node))
 
@@ -160,6 +195,7 @@ def _entries(loader: Any, node: yaml.SequenceNode) -> list[Any]:
     return list(loader.construct_sequence(node, deep=True))
 
 
+JSONLoader.add_constructor("tag:yaml.org,2002:str", _str)
 JSONLoader.add_constructor("tag:yaml.org,2002:int", _int)
 JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", _text)
 JSONLoader.add_constructor("tag:yaml.org,2002:binary", _base64)

@@ -36,7 +36,8 @@ class ClaimDependents:
                 pods.discard(uid)
                 if not pods:
                     del self._pods[(namespace, name)]
-        refs = (pod.get("spec") or {}).get("resourceClaims") or ()
+        refs = (pod.get("spec") or {}).get("resourceClaims")  # the store checked spec is an object
+        refs = refs if isinstance(refs, list) else ()
         names = frozenset(str(r["resourceClaimName"]) for r in refs if isinstance(r, Mapping) and r.get("resourceClaimName"))
         if deleted or not names:
             return

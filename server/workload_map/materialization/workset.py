@@ -208,11 +208,10 @@ def _claim_names(pods: Sequence[Mapping[str, Any]]) -> set[str]:
     (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
     """
     names: set[str] = set()
-    for pod in pods:
-        for ref in (pod.get("spec") or {}).get("resourceClaims") or ():
-            if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
-                names.add(str(ref["resourceClaimName"]))
-        for ref in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+    for pod in pods:  # spec and status are objects (the store checks it); their lists may be anything
+        refs = (pod.get("spec") or {}).get("resourceClaims")
+        statuses = (pod.get("status") or {}).get("resourceClaimStatuses")
+        for ref in [*(refs if isinstance(refs, list) else ()), *(statuses if isinstance(statuses, list) else ())]:
             if isinstance(ref, Mapping) and ref.get("resourceClaimName"):
                 names.add(str(ref["resourceClaimName"]))
     return names

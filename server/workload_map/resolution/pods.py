@@ -92,8 +92,9 @@ def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
     name = str(meta.get("name", ""))
     errors.extend(ResolutionError(f"pod {name}: {e}", field="pod") for e in result.errors)
     terminated = phase in TERMINAL_PHASES
+    node = spec.get("nodeName")  # a string in the API; anything else (a file's 5) is no node
     return PodView(name=name, namespace=str(meta.get("namespace", "")), uid=str(meta.get("uid", "")),
-                   phase=phase, ready=ready, node=spec.get("nodeName") or None, reason=reason,
+                   phase=phase, ready=ready, node=node if isinstance(node, str) and node else None, reason=reason,
                    requests=result.requests, terminated=terminated,
                    terminating=not terminated and bool(meta.get("deletionTimestamp")))
 
