@@ -57,35 +57,35 @@ async def test_livez_answers_while_the_snapshot_loads(tmp_path: Path, monkeypatc
         assert (row["name"], row["phase"], row["gpu"]["allocated"]) == ("train", "Initializing", 8)
 
 
-async def test_an_unreadable_snapshot_is_reported_after_the_start(tmp_path: Path) -> None:
-    broken = tmp_path / "broken.json"
-    broken.write_text('{"apiVersion": "v1", "items": [{oops}]}')
-    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(broken),))))
+async def _failed_start(tmp_path: Path, snapshot: Path) -> tuple[httpx.Response, list[str]]:
+    """``(/readyz?verbose once the start is over, the failures handed to on_startup_failure)``."""
+    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(snapshot),))))
     failures: list[str] = []
     app.state.runtime.on_startup_failure = failures.append
     async with _client(app) as client, app.router.lifespan_context(app):
-        response = await _ready(client)
-        assert response.status_code == 503
-        assert "[-]startup failed: SnapshotError: " in response.text and "broken.json" in response.text
-        assert len(failures) == 1 and failures[0].startswith("SnapshotError: ")
+        return await _ready(client), failures
 
+
+async def test_an_unreadable_snapshot_is_reported_after_the_start(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"apiVersion": "v1", "items": [{oops}]}')
+    response, failures = await _failed_start(tmp_path, broken)
+    assert response.status_code == 503
+    assert "[-]startup failed: SnapshotError: " in response.text and "broken.json" in response.text
+    assert len(failures) == 1 and failures[0].startswith("SnapshotError: ")
 
 
 async def test_a_value_too_deep_to_decode_fails_the_start_with_its_place(tmp_path: Path) -> None:
     # before: the RecursionError ended the loading task unseen: "startup in progress" for good
     deep = tmp_path / "deep.json"
     deep.write_text('{"apiVersion": "v1", "kind": "List", "items": [' + "[" * 1200 + "]" * 1200 + "]}")
-    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(deep),))))
-    failures: list[str] = []
-    app.state.runtime.on_startup_failure = failures.append
-    async with _client(app) as client, app.router.lifespan_context(app):
-        response = await _ready(client)
-        assert response.status_code == 503
-        # the items array opens at char 46 (0-based), its first element right after it
-        assert failures == [f"SnapshotError: {deep} (document 1): items[0]: the value at line 1 column 48 (char 47) "
-                            "is not decoded: nested too deeply (the decoders stop near the interpreter's recursion "
-                            "limit, 1,000 levels)"]
-        assert f"[-]startup failed: {failures[0]}" in response.text
+    response, failures = await _failed_start(tmp_path, deep)
+    assert response.status_code == 503
+    # the items array opens at char 46 (0-based), its first element right after it
+    assert failures == [f"SnapshotError: {deep} (document 1): items[0]: the value at line 1 column 48 (char 47) "
+                        "is not decoded: nested too deeply (the decoders stop near the interpreter's recursion "
+                        "limit, 1,000 levels)"]
+    assert f"[-]startup failed: {failures[0]}" in response.text
 
 
 async def test_any_failure_of_the_load_is_reported_not_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -95,12 +95,8 @@ async def test_any_failure_of_the_load_is_reported_not_lost(tmp_path: Path, monk
         raise KeyError("injected")
 
     monkeypatch.setattr(app_module, "load_snapshot", broken)
-    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(JOBSET),))))
-    failures: list[str] = []
-    app.state.runtime.on_startup_failure = failures.append
-    async with _client(app) as client, app.router.lifespan_context(app):
-        response = await _ready(client)
-        assert response.status_code == 503 and "[-]startup failed: KeyError: 'injected'" in response.text
+    response, failures = await _failed_start(tmp_path, JOBSET)
+    assert response.status_code == 503 and "[-]startup failed: KeyError: 'injected'" in response.text
     assert failures == ["KeyError: 'injected'"]
     logged = [r for r in caplog.records if r.getMessage().startswith("cannot serve the snapshot: KeyError")]
     assert len(logged) == 1 and logged[0].exc_info is not None

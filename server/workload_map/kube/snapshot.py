@@ -154,12 +154,7 @@ def _json_list(stream: JSONStream, where: str, problems: list[str] | None) -> It
                 refused = refused or f"{where}: {key}: {exc}"
             continue
         streamed = True
-        for index, _ in enumerate(stream.elements()):
-            try:
-                item = stream.value()
-            except JSONValueError as exc:
-                _refuse(f"{where}: items[{index}]: {exc}", problems)
-                continue
+        for index, item in _elements(stream, where, "items[{}]", problems):
             if not isinstance(item, dict):
                 _refuse(f"{where}: items[{index}] is not an object", problems)
             elif "kind" in item or "kind" in head:
@@ -220,6 +215,22 @@ def _json_objects(file: Path, *, fallback: bool = False, problems: list[str] | N
         raise SnapshotError(f"{label}: {exc}") from exc
 
 
+def _elements(stream: JSONStream, where: str, place: str,
+              problems: list[str] | None) -> Iterator[tuple[int, Any]]:
+    """``(index, value)`` of each element of the array at the stream's position.
+
+    An element that cannot be decoded (``JSONValueError``) is refused (``_refuse``, named
+    ``where`` and ``place`` with the index filled in, e.g. ``items[3]``) and the next one read.
+    """
+    from workload_map.kube.jsonstream import JSONValueError
+
+    for index, _ in enumerate(stream.elements()):
+        try:
+            yield index, stream.value()
+        except JSONValueError as exc:
+            _refuse(f"{where}: {place.format(index)}: {exc}", problems)
+
+
 def _json_document(stream: JSONStream, first: str, where: str,
                    problems: list[str] | None) -> Iterator[dict[str, Any]]:
     """The objects of the top-level value starting with ``first`` (see ``_json_objects``).
@@ -227,17 +238,10 @@ def _json_document(stream: JSONStream, first: str, where: str,
     Raises:
         JSONValueError: the value is not an array or object and cannot be decoded.
     """
-    from workload_map.kube.jsonstream import JSONValueError
-
     if first == "{":
         yield from _json_list(stream, where, problems)
     elif first == "[":
-        for index, _ in enumerate(stream.elements()):
-            try:
-                element = stream.value()
-            except JSONValueError as exc:
-                _refuse(f"{where}: element {index}: {exc}", problems)
-                continue
+        for _, element in _elements(stream, where, "element {}", problems):
             yield from _expand(element, where, problems)
     else:
         yield from _expand(stream.value(), where, problems)
