@@ -119,3 +119,18 @@ def test_describe_with_standard_input_closed_is_one_line_and_exit_2() -> None:
                           check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr == "error: cannot read <stdin>: standard input is closed\n"
+
+
+def test_a_device_is_refused_and_a_pipe_is_read_once(tmp_path: Path) -> None:
+    wmap = Path(sys.executable).parent / "wmap"
+    # before: /dev/zero was read without end (4 GB in 10 s)
+    zero = subprocess.run([str(wmap), "describe", "-f", "/dev/zero"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert zero.returncode == 2 and zero.stderr == "error: /dev/zero: not a regular file or a pipe\n"
+    # before: the sniff consumed a process substitution's pipe and nothing was left to read
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps(pod("from-a-pipe")))
+    piped = subprocess.run(["bash", "-c", f'exec "{wmap}" describe -f <(cat "{path}") -o json'], capture_output=True,
+                           text=True, timeout=60, check=False)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["name"] == "from-a-pipe"

@@ -31,6 +31,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,17 @@ def iter_documents(path: str | Path, problems: list[str], shown: str | None = No
     Raises:
         SnapshotError: a file cannot be read at all (missing, not text).
     """
+    if _is_pipe(Path(path)):  # ``<(kubectl get ...)``: read once (the sniff would consume it), then as a file
+        import tempfile  # here: only a pipe needs it
+
+        with tempfile.TemporaryDirectory(prefix="wmap-") as directory:
+            copy = Path(directory) / "pipe.yaml"
+            try:
+                copy.write_bytes(Path(path).read_bytes())
+            except OSError as exc:
+                raise SnapshotError(f"{shown or path}: {exc}") from exc
+            yield from iter_documents(copy, problems, shown or str(path))
+        return
     kept = [0]  # objects yielded so far: JSON objects are numbered by it in messages
     for file in _files(Path(path)):
         name = shown or str(file)
@@ -103,6 +115,13 @@ def iter_documents(path: str | Path, problems: list[str], shown: str | None = No
             if undecoded and not read:  # nothing of the file is text: the file fails as one
                 del problems[-len(undecoded):]
                 raise SnapshotError(f"{name}: not UTF-8 text ({undecoded[0]})")
+
+
+def _is_pipe(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _sniff(file: Path, json_suffix: bool) -> tuple[str, bool]:

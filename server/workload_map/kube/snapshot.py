@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -271,9 +272,20 @@ def _file_objects(file: Path) -> Iterator[dict[str, Any]]:
 
 
 def _files(root: Path) -> list[Path]:
-    """``root`` itself, or the snapshot files under it in sorted path order."""
+    """``root`` itself, or the snapshot files under it in sorted path order.
+
+    Raises:
+        SnapshotError: ``root`` is a device or a socket (``/dev/zero`` would be read without
+            end: 4 GB in 10 s); a regular file or a pipe (``<(kubectl get ...)``) is read.
+    """
     if root.is_dir():
         return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    try:
+        mode = root.stat().st_mode
+    except OSError:
+        return [root]  # the reader reports the missing or unreadable file
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raise SnapshotError(f"{root}: not a regular file or a pipe")
     return [root]
 
 
