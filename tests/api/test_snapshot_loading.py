@@ -100,3 +100,28 @@ async def test_any_failure_of_the_load_is_reported_not_lost(tmp_path: Path, monk
     assert failures == ["KeyError: 'injected'"]
     logged = [r for r in caplog.records if r.getMessage().startswith("cannot serve the snapshot: KeyError")]
     assert len(logged) == 1 and logged[0].exc_info is not None
+
+
+async def test_a_view_the_store_cannot_take_is_recorded_failed_and_the_start_completes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a defect when a view is stored (here injected once) used to end the outcome callback:
+    # that workload never got a view and /readyz stayed at "views resolved" for good
+    from workload_map.materialization.workset import WorkloadSet
+
+    original = WorkloadSet.record
+    raised: list[str] = []
+
+    def record_once_broken(self: WorkloadSet, entry: Any, view: Any, seconds: float, key: str | None = None) -> None:
+        if not raised and view.errors == []:
+            raised.append(view.name)
+            raise RuntimeError("injected")
+        original(self, entry, view, seconds, key)
+
+    monkeypatch.setattr(WorkloadSet, "record", record_once_broken)
+    app = create_app(Settings(state_dir=tmp_path / "state", kube=KubeSettings(snapshot=(str(JOBSET),))))
+    async with _client(app) as client, app.router.lifespan_context(app):
+        ready = await _ready(client)
+        assert ready.status_code == 200, ready.text
+        row = (await client.get("/api/v1/namespaces/ml/workloads")).json()["items"][0]
+    assert raised == ["train"]
+    assert row["name"] == "train" and row["phase"] == "Undefined"

@@ -349,7 +349,13 @@ class Materializer:
             if view is None:
                 view = failed_view(entry.definition, obj, self._message(entry, obj, outcome), origin=entry.origin,
                                    policy=self.service.policy)
-            self.service.record(entry, view, outcome.seconds, key)
+            try:
+                self.service.record(entry, view, outcome.seconds, key)
+            except Exception as exc:  # noqa: BLE001 - a view the store cannot take must not stall readiness
+                log.exception("cannot store the view of %s", key)
+                self.service.record(entry, failed_view(entry.definition, obj, f"the view could not be stored: "
+                                                       f"{type(exc).__name__}: {exc}", origin=entry.origin,
+                                                       policy=self.service.policy), outcome.seconds, key)
         elif obj is None:
             self.dirty.mark(key)  # deleted (or came into conflict) while in flight: the next round settles it
         self._wake.set()
