@@ -92,7 +92,7 @@ def labelled(doc: dict[str, Any], selector: dict[str, str]) -> dict[str, Any]:
 async def test_webhook_refuses_broken_duplicate_and_gvk_change_and_stamps_labels(
         k8s_control_plane: Any, namespace: str, tmp_path: Path) -> None:
     cp = k8s_control_plane
-    token = secrets.token_hex(4)
+    token = f"t{secrets.token_hex(4)}"  # a letter first: "12e4" would be a number to kubectl's YAML reader (a label value)
     selector = {"wmap.test/webhook": token}
     group, _ = widget_kind()
     first, second, bad = f"first-{token}", f"second-{token}", f"broken-{token}"
