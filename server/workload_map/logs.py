@@ -5,6 +5,11 @@
 ``logging.getLogger(__name__)`` and put object identity (GVK, namespace, name) into their
 messages or into ``extra={...}`` fields, which the JSON formatter copies into the line.
 
+Text lines escape control and invisible formatting characters of the message
+(:func:`printable`, also used for the CLI's warnings and errors): names in messages come
+from objects anyone may create, and an escape sequence or a newline in one would act on the
+terminal or forge a line. JSON lines escape them by JSON's rules.
+
 JSON line shape: ``{"time", "level", "logger", "message", ...extra, "exc_info"?}``; the
 time is RFC 3339 in UTC with milliseconds. No third-party logging library is needed.
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import Any
 
@@ -22,6 +28,37 @@ FORMATS = ("text", "json")
 
 #: Attributes every ``LogRecord`` has; anything else came from ``extra=`` and is emitted.
 _STANDARD = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` with control and invisible formatting characters written as escapes.
+
+    Escaped: C0, DEL and C1 (``\x1b``), zero-width and joiner characters, the line and
+    paragraph separators, the bidirectional embeddings, overrides and isolates, and the
+    byte order mark (``\u202e``). Names, phases and reasons come from objects anyone who
+    can create one may write: an escape sequence in a pod name (``"bad\x1b[2J"``) would
+    otherwise act on the terminal of whoever lists it, a newline would forge a line of
+    output, a right-to-left override would show text reversed. JSON and YAML output escape
+    by their own rules.
+    """
+    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+class TextFormatter(logging.Formatter):
+    """``time level logger: message``, the message made :func:`printable` (a traceback is kept as it is)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        """The line of ``record`` before any traceback."""
+        record.message = printable(record.message)
+        return super().formatMessage(record)
 
 
 class JsonFormatter(logging.Formatter):
@@ -59,7 +96,7 @@ def configure_logging(log_format: str = "text", level: str = "INFO") -> None:
         raise ValueError(f"unknown log level {level!r}")
     formatter: dict[str, Any] = (
         {"()": f"{__name__}.JsonFormatter"} if log_format == "json"
-        else {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+        else {"()": f"{__name__}.TextFormatter", "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
     )
     from logging import config as logging_config  # here: offline commands never configure logging
 

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workload_map.logs import printable
 from workload_map.cli.inputs import EXIT_NO_DEFINITION, EXIT_NOT_FOUND, EXIT_USAGE, STDIN, STDIN_NAME, shown
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     reader, spill = _first_pass(_sources(args.file), plan, problems)
     nothing = bool(problems) and not plan.kinds
     for problem in problems:
-        print(f"{'error' if nothing else 'warning'}: {problem}", file=sys.stderr)
+        print(f"{'error' if nothing else 'warning'}: {printable(problem)}", file=sys.stderr)
     if nothing:
         return EXIT_USAGE
     registry.catalog.check(plan.kinds)

@@ -25,6 +25,8 @@ import json
 import sys
 from typing import Any
 
+from workload_map.logs import printable
+
 MACHINE_FORMATS = ("json", "yaml")
 
 
@@ -46,7 +48,7 @@ def fail(code: str, message: str, exit_code: int, *, output: Any = None, hint: s
         extra: more keys of the object (``type``, ``gvk``, ...).
     """
     if not machine(output):
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {printable(message)}", file=sys.stderr)
         if hint:
             print(f"hint: {hint}", file=sys.stderr)
         return exit_code

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
+from workload_map.logs import printable
 from workload_map.cli.kinds import resolve_kind
 from workload_map.cli.serving import StartupFailure
 from workload_map.cli.inputs import (
@@ -206,7 +207,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise
     if not server.started or inner.state.runtime.startup_error:
         reason = app.error or f"cannot listen on {settings.http.host}:{settings.http.port}"
-        print(f"error: wmap serve did not start: {reason}", file=sys.stderr)
+        print(f"error: wmap serve did not start: {printable(reason)}", file=sys.stderr)
         return EXIT_SERVE_FAILED
     return EXIT_OK
 

@@ -10,13 +10,13 @@ of ``wmap get`` as kubectl's ``-o`` formats (table, wide, name, json, yaml).
 from __future__ import annotations
 
 import json
-import re
 import sys
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
 import yaml
 
+from workload_map.logs import printable
 from workload_map.cli.quantities import cpu_memory
 from workload_map.resolution import ComponentView, WorkloadView
 from workload_map.resolution.view import InstanceView, PodView
@@ -92,19 +92,6 @@ def _walk(kind: str, node: Any, view: WorkloadView, prefix: str, last: bool, lin
     kids = _children(node, view, limit)
     for index, (k, child) in enumerate(kids):
         _walk(k, child, view, prefix + ("    " if last else "|   "), index == len(kids) - 1, lines, limit)
-
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    r"""``text`` with control characters (C0, DEL, C1) written as escapes (``\x1b``).
-
-    Names, phases and reasons come from objects anyone who can create one may write: an
-    escape sequence in a pod name (``"bad\x1b[2J"``) would otherwise act on the terminal of
-    whoever lists it. JSON and YAML output escape them by their own rules.
-    """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
 
 
 def render_tree(view: WorkloadView, pod_limit: int = 0) -> str:
