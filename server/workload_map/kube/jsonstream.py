@@ -134,29 +134,20 @@ class JSONStream:
         """
         if not self.peek():
             raise self.error("expected a value, found end of file", self.pos)
-        start = self.pos
+        start, end = self.pos, None
         try:
             end = self._end_of_value(start)
-        except (RecursionError, ValueError) as exc:  # JSONStreamError (malformed) is not skipped
-            if isinstance(exc, JSONStreamError):
-                raise
-            self.pos = self._skipped_end(start)
-            raise self._refused(decode_reason(exc), start) from None
-        if end - start > MAX_VALUE:
-            raise self.error(f"a value longer than {MAX_VALUE} bytes", start)
-        try:
-            result = _VALUE.decode(self._view[start:end])
-        except msgspec.MsgspecError:
+            if end - start > MAX_VALUE:
+                raise self.error(f"a value longer than {MAX_VALUE} bytes", start)
             try:
+                result = _VALUE.decode(self._view[start:end])
+            except msgspec.MsgspecError:
                 result, end = self._stdlib_value(start)
-            except (RecursionError, ValueError) as exc:  # not JSONStreamError: the end is known
-                if isinstance(exc, JSONStreamError):
-                    raise
-                self.pos = end
-                raise self._refused(decode_reason(exc), start) from None
-        except RecursionError:
-            self.pos = end
-            raise self._refused(decode_reason(RecursionError()), start) from None
+        except JSONStreamError:  # malformed: where the value ends is not known
+            raise
+        except (RecursionError, ValueError) as exc:  # well-formed but not decodable: skip it
+            self.pos = self._skipped_end(start) if end is None else end
+            raise self._refused(decode_reason(exc), start) from None
         self.pos = end
         self._release()
         return result
@@ -270,4 +261,3 @@ class JSONStream:
         cut = self.pos - self.pos % mmap.PAGESIZE
         self._map.madvise(mmap.MADV_DONTNEED, self._released, cut - self._released)
         self._released = cut
-

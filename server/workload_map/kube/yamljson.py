@@ -151,8 +151,7 @@ def expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[i
 
 
 def _str(loader: Any, node: yaml.ScalarNode) -> str:
-    text = str(loader.construct_scalar(node))
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+    return str(without_surrogates(str(loader.construct_scalar(node))))
 
 
 def _text(loader: Any, node: yaml.ScalarNode) -> str:
