@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"machine: {doc['machine']['cpu_model']}, {doc['machine']['cores']} cores, Python "
         f"{doc['machine']['python']}, load {doc['machine']['load_average_start']}")
 
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
     from workload_map.service.workloads import WorkloadService

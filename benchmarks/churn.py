@@ -37,7 +37,7 @@ READY_S = 300.0
 
 
 def _registry() -> Any:
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
 

@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.jq import engine as jq_engine

@@ -38,7 +38,7 @@ WORKLOADS_QUERY = "{ workloads(first: 100) { edges { node { name pods { name pha
 
 
 def _catalog_registry() -> Any:
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
 

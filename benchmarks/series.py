@@ -22,7 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks.generator import generate
 from workload_map.app import create_app
-from workload_map.config import ResolverSettings, Settings, default_sample_dir
+from workload_map.config import ResolverSettings, Settings
+from workload_map.paths import default_sample_dir
 from workload_map.kube.snapshot import SnapshotReader
 
 FAMILIES = ("wmap_workload_info", "wmap_workload_gpus", "wmap_pod_workload_info")

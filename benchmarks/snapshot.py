@@ -56,7 +56,7 @@ def write_dump(workloads: int, path: Path, *, seed: int = 1) -> dict[str, Any]:
 
 def load_in_process(path: Path) -> dict[str, Any]:
     """Load ``path`` with ``SnapshotReader.from_paths`` and resolve every workload once."""
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
     from workload_map.kube.snapshot import SnapshotReader

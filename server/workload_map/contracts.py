@@ -23,7 +23,8 @@ import yaml
 
 from workload_map.api.openapi import openapi_document
 from workload_map.app import create_app
-from workload_map.config import REPO_ROOT, Settings, karta_crd_file
+from workload_map.config import Settings
+from workload_map.paths import REPO_ROOT, karta_crd_file
 from workload_map.graphql.schema import sdl
 
 SCHEMA_DIR = REPO_ROOT / "schema"

@@ -28,7 +28,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 
 from workload_map.api.connections import GuardedH11Protocol
 from workload_map.api.graphql import GraphQLApp
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 
 # method -> (class of strawberry's that defines it, parameters, async?)
 STRAWBERRY = {

@@ -17,7 +17,7 @@ import pytest
 from benchmarks.cluster import _sanitize
 from benchmarks.generator import TYPES, generate
 from benchmarks.stats import percentile, summarize
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.gvk import GVK
 from workload_map.resolution import resolve

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from workload_map.cli.inputs import build_registry, offline_service, snapshot_reader
-from workload_map.config import REPO_ROOT, default_catalog_dir
+from workload_map.paths import REPO_ROOT, default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.errors import DefinitionError
 from workload_map.gvk import GVK

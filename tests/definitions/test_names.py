@@ -131,7 +131,7 @@ def test_distinct_keys_and_aliases_still_load() -> None:
 def test_format_characters_are_refused_in_kinds_and_aliases() -> None:
     import copy
 
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.load import check_definition
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.load import check_definition
 from workload_map.jq import check_expression
 from workload_map.errors import JqCompileError, JqEvaluationError

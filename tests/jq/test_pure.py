@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conformance.upstream import upstream_files
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions import load_documents
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.load import load_definition

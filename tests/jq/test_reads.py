@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.errors import JqEvaluationError
 from workload_map.jq.engine import Document, compile_program

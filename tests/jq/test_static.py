@@ -86,7 +86,7 @@ def test_bounded_expressions(expression: str, bounded: bool) -> None:
 
 def test_every_catalog_expression_but_one_regex_is_bounded() -> None:
     # the one-shot CLI resolves these in process; only Argo's `sub(...)` needs the worker
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.validate import jq_fields
 

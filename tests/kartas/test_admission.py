@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.service.admission import duplicate_of, label_patch, managed_labels, validate_karta

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK

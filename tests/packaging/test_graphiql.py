@@ -22,7 +22,8 @@ from workload_map.api import graphiql as graphiql_module
 from workload_map.api.graphiql import GraphiQLPage, graphql_ide_page, page_assets
 from workload_map.app import create_app
 from workload_map.cli.main import parser
-from workload_map.config import REPO_ROOT, Settings
+from workload_map.config import Settings
+from workload_map.paths import REPO_ROOT
 from workload_map.kube.snapshot import SnapshotReader
 
 HTML = {"accept": "text/html"}

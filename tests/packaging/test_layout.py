@@ -14,7 +14,7 @@ import tomllib
 
 import pytest
 
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "server" / "workload_map"
 
@@ -38,7 +38,7 @@ def test_data_packages_map_to_the_top_level_folders() -> None:
 
 
 def test_the_package_reads_the_catalog_and_crd_where_they_live() -> None:
-    from workload_map.config import default_catalog_dir, default_sample_dir, karta_crd_file
+    from workload_map.paths import default_catalog_dir, default_sample_dir, karta_crd_file
 
     assert default_catalog_dir().resolve() == (REPO_ROOT / "catalog").resolve()
     assert karta_crd_file().resolve() == (REPO_ROOT / "deploy" / "crds" / "kartas.run.ai.yaml").resolve()

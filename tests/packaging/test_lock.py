@@ -16,7 +16,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 
 LOCKS = REPO_ROOT / "requirements"
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())

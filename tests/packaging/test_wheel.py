@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

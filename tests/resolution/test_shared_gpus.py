@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 from workload_map.definitions import load_definition
 from workload_map.definitions.model import Definition
 from workload_map.resolution import resolve

@@ -11,7 +11,7 @@ import json
 
 import yaml
 
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 from workload_map.resolution.studio import OUTPUT_CAP, evaluate
 
 DEFINITION = (REPO_ROOT / "catalog" / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workload_map.config import REPO_ROOT
+from workload_map.paths import REPO_ROOT
 from workload_map.definitions import load_definition
 from workload_map.definitions.model import Definition
 from workload_map.resolution import resolve

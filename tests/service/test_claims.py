@@ -48,7 +48,7 @@ def test_the_stepped_start_indexes_every_pod_and_never_undoes_an_event(monkeypat
     """The start index is built in steps between which events arrive: each is kept, none overwritten."""
     from workload_map.definitions.catalog import load_catalog
     from workload_map.definitions.registry import DefinitionRegistry
-    from workload_map.config import default_catalog_dir
+    from workload_map.paths import default_catalog_dir
     from workload_map.kube.snapshot import SnapshotReader
     from workload_map.materialization import marking as marking_module
     from workload_map.service.workloads import WorkloadService

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK

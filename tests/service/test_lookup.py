@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.load import load_definition
 from workload_map.definitions.registry import DefinitionRegistry

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workload_map.app import create_app
-from workload_map.config import ResolverSettings, Settings, default_catalog_dir, default_sample_dir
+from workload_map.config import ResolverSettings, Settings
+from workload_map.paths import default_catalog_dir, default_sample_dir
 from workload_map.definitions.catalog import Catalog, load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK

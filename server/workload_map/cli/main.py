@@ -37,7 +37,7 @@ from workload_map.cli.inputs import (
     read_input,
     shown,
 )
-from workload_map.config import default_catalog_dir
+from workload_map.paths import default_catalog_dir
 from workload_map.errors import InvalidDefinition, InvalidRequest, ServerError
 
 if TYPE_CHECKING:

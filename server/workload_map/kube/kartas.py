@@ -36,7 +36,7 @@ from workload_map.gvk import KARTA_GVK
 from workload_map.kube.api import KubeApi
 from workload_map.kube.client import KubeClient
 from workload_map.kube.errors import KubeApiError
-from workload_map.config import karta_crd_file
+from workload_map.paths import karta_crd_file
 
 log = logging.getLogger(__name__)
 
