@@ -97,6 +97,44 @@ def test_describe_compiles_the_kinds_of_its_input_only() -> None:
     assert len(registry.catalog.unchecked) == 32
 
 
+def test_describe_f_builds_only_the_catalog_entries_of_its_input_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+    from workload_map.cli.describe import describe_files
+    from workload_map.cli.main import parser
+
+    registry = build_registry()
+    args = parser().parse_args(["describe", "-f", str(JOBSET_FILE), "-o", "json"])
+    assert describe_files(args, registry) == 0
+    shown = json.loads(capsys.readouterr().out)
+    # one view (an object, not a list): Jobs leader x1 and worker x2, one pod each, 4 GPUs per
+    # pod: 12 by spec; the three pods run on nodes, so 12 allocated
+    assert (shown["kind"], shown["name"], shown["gpu"]["requestedBySpec"], shown["gpu"]["allocated"]) == \
+        ("JobSet", "llm-pretrain", 12, 12)
+    # the fixture holds a JobSet, its Jobs and their Pods: the other 32 entries were never built
+    assert sorted(e.gvk.kind for e in registry.catalog) == ["Job", "JobSet", "Pod"]
+
+
+def test_a_deferred_catalog_builds_an_entry_on_first_use_and_reports_a_broken_one_then(tmp_path: Path) -> None:
+    jobset = yaml.safe_load((default_catalog_dir() / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
+    (tmp_path / "jobset.yaml").write_text(yaml.safe_dump(jobset))
+    broken = yaml.safe_load((default_catalog_dir() / "apps-deployment-v1.yaml").read_text())
+    broken["spec"]["structureDefinition"]["rootComponent"]["specDefinition"] = {"podTemplateSpecPath": 5}
+    (tmp_path / "deployment.yaml").write_text(yaml.safe_dump(broken))
+    catalog = load_catalog(tmp_path, defer_jq=True)  # parsed only: nothing is built yet
+    entry = catalog.get(GVK("jobset.x-k8s.io", "v1alpha2", "JobSet"))
+    assert entry is not None and entry.file == "jobset.yaml" and "jobset" in entry.aliases
+    with pytest.raises(DefinitionError, match=r"catalog file deployment.yaml: .*podTemplateSpecPath"):
+        list(catalog)  # every entry is needed: the broken one is reported
+    narrowed = load_catalog(tmp_path, defer_jq=True)
+    narrowed.narrow({("jobset.x-k8s.io", "JobSet")})
+    assert [e.file for e in narrowed] == ["jobset.yaml"]  # the Deployment entry is never built
+    with pytest.raises(DefinitionError, match="deployment.yaml"):
+        load_catalog(tmp_path)  # fully checked (wmap validate, catalog, serve): refused at load
+    (tmp_path / "shapeless.yaml").write_text("apiVersion: run.ai/v1alpha1\nkind: Karta\nmetadata: {name: x}\nspec: 5\n")
+    unreadable = load_catalog(tmp_path, defer_jq=True)
+    with pytest.raises(DefinitionError, match="catalog file shapeless.yaml"):
+        unreadable.get(GVK("jobset.x-k8s.io", "v1alpha2", "JobSet"))  # no root kind to defer it by
+
+
 def test_a_deferred_jq_problem_is_reported_when_its_kind_is_needed(tmp_path: Path) -> None:
     doc = yaml.safe_load((default_catalog_dir() / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
     doc["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["phaseDefinition"] = {"path": ".a | del(.b)"}

@@ -154,6 +154,7 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
         print(f"{'error' if nothing else 'warning'}: {printable(problem)}", file=sys.stderr)
     if nothing:
         return EXIT_USAGE
+    registry.catalog.narrow(plan.kinds)  # a one-shot run: only the input's kinds are ever needed
     registry.catalog.check(plan.kinds)
     printer = Printer(args.output, pod_limit=args.pod_limit)
     seen = 0

@@ -59,7 +59,7 @@ class DefinitionRegistry:
     """
 
     def __init__(self, catalog: Catalog | None = None) -> None:
-        self.catalog = catalog or Catalog([])
+        self.catalog = catalog if catalog is not None else Catalog([])
         self._registered: dict[tuple[str, str], Entry] = {}
         self.generation = 0
         self._listeners: list[Callable[[frozenset[GVK]], None]] = []
