@@ -58,15 +58,17 @@ def check_counts(root: Mapping[str, Any]) -> list[ResolutionError]:
     visited = 1
     while stack:
         path, value = stack.pop()
-        items = value.items() if isinstance(value, dict) else enumerate(value)
         is_dict = isinstance(value, dict)
-        for key, item in items:
-            visited += 1
-            if visited > MAX_NODES:
-                return sorted(errors, key=lambda e: e.field)
-            if isinstance(item, (dict, list)):
+        if visited + len(value) > MAX_NODES:  # the bound: the rest is not read
+            break
+        visited += len(value)
+        for key, item in value.items() if is_dict else enumerate(value):
+            cls = item.__class__
+            if cls is str:  # most leaves: nothing to check
+                continue
+            if cls is dict or cls is list or isinstance(item, (dict, list)):
                 stack.append((f"{path}.{key}" if is_dict else f"{path}[{key}]", item))
-            elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            elif (cls is int or cls is float or isinstance(item, (int, float))) and cls is not bool:
                 problem = _problem(item, is_dict and str(key).rsplit(".", 1)[-1] in COUNT_FIELDS)
                 if problem:
                     where = f"{path}.{key}" if is_dict else f"{path}[{key}]"
