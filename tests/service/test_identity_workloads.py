@@ -172,3 +172,25 @@ def test_a_resolution_in_flight_when_the_conflict_starts_is_not_recorded() -> No
     assert drained(feed) == []
     assert rows(service) == CONFLICTED
     assert drained(feed) == [("modified", "train"), ("added", "train-copy")]
+
+
+def test_two_pods_of_one_workload_holding_one_uid_are_both_counted_with_an_error() -> None:
+    # the leader's pod manifest copied into worker-0's pod with its uid kept: both pods stay
+    # (namespace/name differ), each in its own instance of the replicated Job component; the view names the conflict
+    jobs, pods = jobs_and_pods()
+    leader_pod, worker_pod = pods[0], pods[1]
+    worker_pod["metadata"]["uid"] = leader_pod["metadata"]["uid"]
+    service, reader = service_over(jobset(status=RUNNING_STATUS), *jobs, *pods)
+    (view,) = service.workloads()
+    # 3 pods x 4 GPUs = 12 by pods, as by spec; the store's owner index alone held one of the two
+    assert (view.phase.value, len(view.all_pods()), view.gpu.to_dict()["requestedByPods"]) == ("Running", 3, 12)
+    by_instance = {i.id: sorted(p.name for p in i.pods) for c in view.all_components() for i in c.instances}
+    assert by_instance == {"leader": ["train-leader-0-0-abcde"],
+                           "worker": ["train-worker-0-0-abcde", "train-worker-1-0-abcde"]}
+    assert [e.message for e in view.errors if e.field == "pods"] == [
+        "identity conflict: uid uid-pod-leader-0 is held by 2 pods (train-leader-0-0-abcde, "
+        "train-worker-0-0-abcde); each is counted, a lookup by uid finds one of them"]
+    # the copy is removed: 2 pods, 8 GPUs by pods, no error
+    reader.remove(GVK("", "v1", "Pod"), "ml", "train-worker-0-0-abcde")
+    (view,) = service.workloads()
+    assert (len(view.all_pods()), view.gpu.to_dict()["requestedByPods"], view.errors) == (2, 8, [])

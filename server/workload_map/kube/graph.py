@@ -156,18 +156,34 @@ class ObjectGraph:
         A child counts only when its controller reference names its parent and the parent
         may own it by the namespace rule (``workload_map.owners.may_own``): an object in another
         namespace whose reference carries the same uid is not a descendant.
+
+        Two children holding one uid (a copied manifest whose uid was kept) are both
+        descendants: the stores index children by uid, which names only one holder, so every
+        holder of a conflicted child uid is asked (:meth:`uid_holders`). Below them the walk
+        goes on once per uid.
         """
         if uid in self._uid_holders:  # whose children they are is unknown: nobody's
             return []
         found: KubeObjects = []
         seen = {uid}
+        held: set[int] = set()  # ids of the holders of conflicted uids found (each once)
         frontier = [uid]
         for _ in range(max_depth):
             children = [c for u in frontier for c in self._children(u)]
             frontier = []
             for child in children:
                 child_uid = meta_of(child).get("uid")
-                if isinstance(child_uid, str) and child_uid not in seen:
+                if not isinstance(child_uid, str):
+                    continue
+                if child_uid in self._uid_holders:
+                    if id(child) in held or child_uid == uid:
+                        continue
+                    held.add(id(child))
+                    found.append(child)
+                    if child_uid not in seen:
+                        seen.add(child_uid)
+                        frontier.append(child_uid)
+                elif child_uid not in seen:
                     seen.add(child_uid)
                     frontier.append(child_uid)
                     found.append(child)
@@ -176,9 +192,22 @@ class ObjectGraph:
         return found
 
     def _children(self, uid: str) -> KubeObjects:
-        """Objects whose controller reference is ``uid``, by the namespace rule when it is cached."""
+        """Objects whose controller reference is ``uid``, by the namespace rule when it is cached.
+
+        A conflicted child uid (:meth:`uid_conflicts`) stands for every object holding it.
+        """
         parent = self.by_uid(uid)
-        return [c for c in self.owned_by(uid) if controller_uid(c) == uid and (parent is None or may_own(parent, c))]
+        owned = self.owned_by(uid)
+        if self._uid_holders and any(meta_of(c).get("uid") in self._uid_holders for c in owned):
+            owned = list({id(o): o for c in owned for o in self._holders_of(c)}.values())
+        return [c for c in owned if controller_uid(c) == uid and (parent is None or may_own(parent, c))]
+
+    def _holders_of(self, obj: KubeObject) -> KubeObjects:
+        """``obj``, or every holder of its uid when that uid is conflicted."""
+        child_uid = meta_of(obj).get("uid")
+        if isinstance(child_uid, str) and child_uid in self._uid_holders:
+            return list(self.uid_holders(child_uid).values())
+        return [obj]
 
     def root_of(self, obj: Mapping[str, Any], max_depth: int = DEFAULT_MAX_DEPTH) -> KubeObject | None:
         """See ``Reader.root_of`` (``workload_map.owners.owner_chain``: namespace rule, cycles cut)."""

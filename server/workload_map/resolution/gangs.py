@@ -55,8 +55,11 @@ class SubtreeScale:
 
 
 def gang_groups(definition: Definition, subtree: SubtreeScale, pods: Sequence[PodView],
-                docs: Mapping[str, Document]) -> list[GangGroup]:
-    """Expected gangs of the workload (empty without gangScheduling instructions)."""
+                docs: Mapping[tuple[str, str], Document]) -> list[GangGroup]:
+    """Expected gangs of the workload (empty without gangScheduling instructions).
+
+    ``docs``: (namespace, name) of each of ``pods`` -> its pod's document.
+    """
     gang = definition.gang
     if gang is None:
         return []
@@ -74,7 +77,7 @@ def gang_groups(definition: Definition, subtree: SubtreeScale, pods: Sequence[Po
             member = _member_for(definition, pod.component, names)
             if member is None:
                 continue
-            doc = docs[pod.uid or pod.name]
+            doc = docs[pod.namespace, pod.name]
             if not all(_filter_passes(f, doc) for f in member.filters):
                 continue
             try:

@@ -241,6 +241,23 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
     return view
 
 
+def _shared_pod_uids(rows: Sequence[PodView], errors: list[ResolutionError]) -> None:
+    """An error per uid two or more of the workload's pods hold (a manifest copied with its uid).
+
+    Both pods are counted (they are distinct objects: namespace and name differ); the error
+    says that anything keyed by uid alone (the scheduler view's pod lookup) names one of them.
+    """
+    names: dict[str, list[str]] = {}
+    for row in rows:
+        if row.uid:
+            names.setdefault(row.uid, []).append(row.name)
+    for uid, held in names.items():
+        if len(held) > 1:
+            errors.append(ResolutionError(
+                f"identity conflict: uid {uid} is held by {len(held)} pods ({', '.join(held)}); each is "
+                "counted, a lookup by uid finds one of them", field="pods"))
+
+
 def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]],
                  pods: Sequence[Mapping[str, Any]], origin: str, policy: GpuPolicy,
                  claims: Sequence[Mapping[str, Any]], claim_templates: Sequence[Mapping[str, Any]],
@@ -259,7 +276,7 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     extracted = {c.name: _extract(c, doc, component_errors[c.name], bad_counts) for c in definition.components}
     if skip:
         extracted = {n: _without_instances(n, e, skip) for n, e in extracted.items()}
-    pod_docs: dict[str, Document] = {}
+    pod_docs: dict[tuple[str, str], Document] = {}  # by (namespace, name): two pods may share a uid
     attributor = Attributor(definition, {n: e.ids for n, e in extracted.items()}, errors)
     rows: list[PodView] = []
     meta = root.get("metadata", {})
@@ -267,11 +284,12 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     for raw in workload_pods(root, objects, pods):
         row = pod_view(raw, errors)
         dra.fill(row, raw)
-        pod_docs[row.uid or row.name] = pod_docs.get(row.uid or row.name) or Document(raw)
-        attributor.attribute(row, pod_docs[row.uid or row.name])
+        doc = pod_docs[row.namespace, row.name] = pod_docs.get((row.namespace, row.name)) or Document(raw)
+        attributor.attribute(row, doc)
         row.component = row.component if row.unattributed_reason is None else None
         rows.append(row)
     rows.sort(key=lambda p: p.name)  # the same order whatever order the cache or file gave
+    _shared_pod_uids(rows, errors)
     scaled = live_desired(definition, objects, attributor, errors)  # HPA-scaled children win over templates
     views: dict[str, ComponentView] = {}
     for component in definition.components:
