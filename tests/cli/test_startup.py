@@ -226,3 +226,33 @@ def test_a_simple_path_is_compiled_by_jq_only_when_an_input_needs_jq() -> None:
     assert program._program is not None
     complex_program = compile_program("[.a[] | . % 2] | length")  # `%`: outside the pure-Python subset
     assert complex_program.fast is None and complex_program._program is not None  # compiled at once
+
+
+def test_the_console_entry_leaves_fast_yet_flushes_runs_exit_handlers_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    # `wmap` exits with os._exit after main(): the output must be whole, the exit code main()'s,
+    # and the atexit handlers must have run (the stdin copy under TMPDIR is removed by one)
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
+    sample = REPO_ROOT / "server" / "workload_map" / "sample"
+    done = subprocess.run([sys.executable, "-m", "workload_map", "describe", "-f", str(sample), "-o", "json"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["items"]) == 141  # every workload of the bundled sample, none cut off
+    with JOBSET_FILE.open() as stdin:  # `-f -` reads stdin once, into a file it removes at exit
+        piped = subprocess.run([sys.executable, "-m", "workload_map", "describe", "-f", "-", "-f", "-", "-o", "json"],
+                               stdin=stdin, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["gpu"]["requestedBySpec"] == 12  # one JobSet: 3 pods x 4 GPUs
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("wmap-stdin-")] == []
+    missing = subprocess.run([sys.executable, "-m", "workload_map", "describe", "-f", str(tmp_path / "gone.yaml")],
+                             capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert "gone.yaml" in missing.stderr
+
+
+def test_the_server_app_imports_no_http_client_before_a_request_to_an_api_server() -> None:
+    # aiohttp (and the Kubernetes client on it) is imported where a request is made: a server
+    # in snapshot mode (make run, wmap serve --snapshot) never makes one; importing it with the
+    # app cost about 0.1 s of every start
+    probe = "import sys, workload_map.app; print(sorted(m for m in ('aiohttp', 'kubernetes_asyncio') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr

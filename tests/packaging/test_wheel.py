@@ -56,7 +56,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_installed_package_reads_its_own_catalog_sample_and_crd(installed: tuple[Path, Path]) -> None:
     bin_dir, work = installed
-    probe = ("import workload_map.config as c; print(c.__file__); print(c.default_catalog_dir()); "
+    probe = ("import workload_map.paths as c; print(c.__file__); print(c.default_catalog_dir()); "
              "print(c.default_sample_dir()); print(c.karta_crd_file().is_file())")
     lines = _run([str(bin_dir / "python"), "-c", probe], work).stdout.split()
     package, catalog, sample, crd = Path(lines[0]).parent, Path(lines[1]), Path(lines[2]), lines[3]
@@ -92,7 +92,7 @@ def test_wmap_catalog_lists_the_35_built_in_definitions(installed: tuple[Path, P
 
 def test_wmap_describe_resolves_a_bundled_sample_file(installed: tuple[Path, Path]) -> None:
     bin_dir, work = installed
-    sample = Path(_run([str(bin_dir / "python"), "-c", "import workload_map.config as c; print(c.default_sample_dir())"],
+    sample = Path(_run([str(bin_dir / "python"), "-c", "import workload_map.paths as c; print(c.default_sample_dir())"],
                        work).stdout.strip())
     out = _run([str(bin_dir / "wmap"), "describe", "-f", str(sample / "jobset-x-k8s-io-jobset-v1alpha2.yaml"),
                 "jobset/llm-pretrain", "-o", "json"], work).stdout

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 
 from workload_map.auth.access import Guard
 from workload_map.errors import Forbidden
-from workload_map.kube.patches import WriteRefused
+from workload_map.kube.errors import WriteRefused
 from workload_map.kube.reviews import acting_as
 from workload_map.definitions.stored import StoreError
 from workload_map.gvk import KARTA_GVK

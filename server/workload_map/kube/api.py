@@ -23,19 +23,21 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import aiohttp
 import msgspec
 
 from workload_map.gvk import GVK
-from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.errors import NETWORK, KubeApiError, network_errors
 from workload_map.kube.memory import collector_paused
+
+if TYPE_CHECKING:
+    import aiohttp
 
 JSON = dict[str, Any]
 
-LIST_TIMEOUT = aiohttp.ClientTimeout(total=120, sock_connect=10)
-"""Bound on one list page or discovery request."""
+LIST_TIMEOUT_S, CONNECT_TIMEOUT_S = 120, 10
+"""Bounds on one list page or discovery request, and on connecting (seconds)."""
 
 
 class Credentials(Protocol):
@@ -78,10 +80,13 @@ class KubeApi:
         Raises:
             KubeApiError: non-2xx status, network failure or a body that is not a JSON object.
         """
-        response = await self._open(path, query, LIST_TIMEOUT)
+        import aiohttp  # here, not at module level: see ``kube.errors.network_errors``
+
+        response = await self._open(path, query, aiohttp.ClientTimeout(total=LIST_TIMEOUT_S,
+                                                                       sock_connect=CONNECT_TIMEOUT_S))
         try:
             body = await response.read()
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except network_errors() as exc:
             raise KubeApiError(NETWORK, "ReadError", str(exc) or type(exc).__name__) from exc
         finally:
             response.release()
@@ -104,7 +109,9 @@ class KubeApi:
         Raises:
             KubeApiError: on open (status) or while reading (network, bad JSON).
         """
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout)
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_S, sock_read=read_timeout)
         response = await self._open(path, query, timeout)
         lines = _json_lines(response)
         try:
@@ -133,7 +140,7 @@ class KubeApi:
                 path, "GET", query_params=params, header_params={"Accept": "application/json"},
                 auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout,
             )
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except network_errors() as exc:
             raise KubeApiError(NETWORK, type(exc).__name__, str(exc) or type(exc).__name__) from exc
 
 
@@ -145,7 +152,7 @@ def _query_value(value: Any) -> str:
 async def _raise_for(response: Any) -> None:
     try:
         body = await response.read()
-    except (TimeoutError, aiohttp.ClientError, OSError):
+    except network_errors():
         body = b""
     finally:
         response.release()
@@ -158,7 +165,7 @@ async def _json_lines(response: Any) -> AsyncGenerator[JSON, None]:
     while True:
         try:
             chunk = await response.content.readany()
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except network_errors() as exc:
             raise KubeApiError(NETWORK, type(exc).__name__, str(exc) or type(exc).__name__) from exc
         if not chunk:
             return

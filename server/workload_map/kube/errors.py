@@ -1,4 +1,4 @@
-"""``KubeApiError``: one failed API call, carrying the Kubernetes ``Status`` payload.
+"""``KubeApiError``: one failed API call, carrying the Kubernetes ``Status`` payload; ``WriteRefused``.
 
 Raised by ``workload_map.kube.api`` for non-2xx responses, ``ERROR`` watch events and network
 failures, and classified by the reflector (404 missing, 403 forbidden, 410 expired ->
@@ -14,8 +14,22 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from workload_map.errors import Forbidden
+
 NETWORK = 0
 """``status`` used for failures without an HTTP response (connect, TLS, reset, timeout)."""
+
+
+def network_errors() -> tuple[type[BaseException], ...]:
+    """What a failed connection or request raises: ``TimeoutError``, aiohttp's ``ClientError``, ``OSError``.
+
+    aiohttp is imported on the first call, when a request has failed (so the HTTP client is
+    loaded already): imported with these modules it cost about 0.1 s of every server start,
+    in snapshot mode too, where no request is ever made.
+    """
+    import aiohttp
+
+    return (TimeoutError, aiohttp.ClientError, OSError)
 
 
 class KubeApiError(Exception):
@@ -82,3 +96,11 @@ class KubeApiError(Exception):
     def is_forbidden(self) -> bool:
         """403: the credentials may not do this."""
         return self.status == 403
+
+
+class WriteRefused(Forbidden):
+    """The API server answered 403 to a read or write of a workload object (``workload_map.kube.patches``).
+
+    Here, beside the API error, so that the HTTP layer can name it without importing the
+    HTTP client (aiohttp, about 0.1 s of a server's start in snapshot mode).
+    """

@@ -19,22 +19,17 @@ import json
 import logging
 from typing import Any
 
-import aiohttp
 
 from workload_map.definitions.stored import StoreError
-from workload_map.errors import Conflict, Forbidden, InvalidRequest, WorkloadNotFound
+from workload_map.errors import Conflict, InvalidRequest, WorkloadNotFound
 from workload_map.gvk import GVK
 from workload_map.kube.api import KubeApi, resource_path
 from workload_map.kube.discovery import Discovery
-from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.errors import NETWORK, KubeApiError, WriteRefused, network_errors
 
 log = logging.getLogger(__name__)
 
 PATCH_TIMEOUT_S = 30.0
-
-
-class WriteRefused(Forbidden):
-    """The API server answered 403 to a read or write of a workload object."""
 
 
 class ClusterWriter:
@@ -94,7 +89,7 @@ class ClusterWriter:
                 path, "PATCH", body=ops, header_params={"Content-Type": "application/json-patch+json",
                                                         "Accept": "application/json"},
                 auth_settings=["BearerToken"], _preload_content=False, _request_timeout=PATCH_TIMEOUT_S)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except network_errors() as exc:
             return NETWORK, str(exc).encode()
         except Exception as exc:  # ApiException (the REST client raises on >= 400)
             status = getattr(exc, "status", None)

@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import aiohttp
 
-from workload_map.kube.errors import NETWORK
+from workload_map.kube.errors import NETWORK, network_errors
 
 WRITE_TIMEOUT_S = 15.0
 """Bound on one write request, seconds."""
@@ -57,7 +56,7 @@ async def _send(client: Any, method: str, path: str, body: Any, content_type: st
         response = await client.api_client.call_api(
             path, method, body=body, header_params={"Content-Type": content_type, "Accept": "application/json"},
             auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
-    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+    except network_errors() as exc:
         return NETWORK, json.dumps({"message": str(exc) or type(exc).__name__}).encode()
     except Exception as exc:  # ApiException: the REST client raises on >= 400
         status = getattr(exc, "status", None)
