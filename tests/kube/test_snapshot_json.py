@@ -21,6 +21,7 @@ from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
 from workload_map.kube import jsonstream, snapshot
+from workload_map.kube.documents import iter_documents
 from workload_map.kube.snapshot import SnapshotError, SnapshotReader, iter_objects, load_objects
 from workload_map.kube.yamljson import JSONLoader
 from workload_map.service.workloads import WorkloadService
@@ -150,7 +151,9 @@ def test_json_under_another_name_is_read_as_json_and_flow_yaml_still_as_yaml(tmp
     broken = tmp_path / "broken.yaml"
     broken.write_text('[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}, {oops}]')
     # `[` + the 62-character pod + `, {` = 66 characters before the `o` of oops: char 66, column 67
-    with pytest.raises(SnapshotError, match=r"broken.yaml: invalid JSON at line 1 column 67 \(char 66\)"):
+    # (the element is skipped by its brackets and named; strict reading refuses it)
+    with pytest.raises(SnapshotError, match=r"broken.yaml \(document 1\): element 1: .*"
+                                            r"invalid JSON at line 1 column 67 \(char 66\)"):
         load_objects(broken)
 
 
@@ -167,3 +170,29 @@ def test_keys_and_short_strings_are_shared_between_objects(tmp_path: Path) -> No
     assert key_a is key_b
     stored = SnapshotReader.from_paths(path).list(POD, "n")
     assert stored[0]["status"]["phase"] is stored[1]["status"]["phase"]
+
+
+def test_a_malformed_item_is_skipped_by_its_brackets_and_the_items_after_it_are_read(tmp_path: Path) -> None:
+    # four pods of one GPU each; the second one's name holds a bad escape (\x) and the fourth
+    # a stray character: read leniently, both are reported by index and the other two kept
+    # (before, everything after the first bad item was lost)
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "n", "uid": f"u{i}"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}}
+            for i in range(4)]
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": pods})
+    text = text.replace('"name": "p1"', '"name": "p1\\x"').replace('"uid": "u3"', '"uid": "u3" x')
+    path = tmp_path / "pods.json"
+    path.write_text(text)
+    problems: list[str] = []
+    assert [o["metadata"]["name"] for o in iter_documents(path, problems)] == ["p0", "p2"]
+    assert len(problems) == 2
+    assert problems[0].startswith(f"{path} (document 1): items[1]: the value at line 1 column ")
+    assert problems[0].endswith(": Invalid \\escape")
+    assert problems[1].startswith(f"{path} (document 1): items[3]: ") and problems[1].endswith("Expecting ',' delimiter")
+    with pytest.raises(SnapshotError, match=r"items\[1\]: .*Invalid \\escape"):
+        load_objects(path)  # strict (serve --snapshot): the first bad item fails the load, named
+    # a break the brackets cannot get past (an unterminated string) still ends the file there
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}).replace('"p1"', '"p1'))
+    problems = []
+    assert [o["metadata"]["name"] for o in iter_documents(path, problems)] == ["p0"]
+    assert problems and all(p.startswith(str(path)) for p in problems)

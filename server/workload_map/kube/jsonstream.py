@@ -130,7 +130,10 @@ class JSONStream:
         Raises:
             JSONStreamError: malformed, longer than ``MAX_VALUE`` bytes, or end of file.
             JSONValueError: well-formed but nested too deeply or an integer with too many
-                digits to decode; the stream is positioned after the value.
+                digits to decode; or an object or array that is malformed inside (a bad
+                escape, a stray character) but whose brackets close within ``MAX_VALUE``
+                bytes (``_skipped_end``), its message the diagnosis. The stream is
+                positioned after the value, so a reader reports it and goes on.
         """
         if not self.peek():
             raise self.error("expected a value, found end of file", self.pos)
@@ -143,8 +146,16 @@ class JSONStream:
                 result = _VALUE.decode(self._view[start:end])
             except msgspec.MsgspecError:
                 result, end = self._stdlib_value(start)
-        except JSONStreamError:  # malformed: where the value ends is not known
+        except JSONValueError:
             raise
+        except JSONStreamError as exc:  # malformed: an object or array is skipped by its brackets
+            if bytes(self._view[start:start + 1]) not in (b"{", b"["):
+                raise
+            try:
+                self.pos = self._skipped_end(start)
+            except JSONStreamError:
+                raise exc from None
+            raise self._refused(str(exc), start) from None
         except (RecursionError, ValueError) as exc:  # well-formed but not decodable: skip it
             self.pos = self._skipped_end(start) if end is None else end
             raise self._refused(decode_reason(exc), start) from None
