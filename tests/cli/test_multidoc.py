@@ -72,3 +72,16 @@ def test_describe_from_stdin_names_stdin(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "warning: <stdin> (document 2, line 13)" in result.stderr
     assert "Deployment/web" in result.stdout and "Job/j" in result.stdout
+
+
+def test_an_input_without_any_object_is_exit_2_not_nothing_covered(tmp_path: Path) -> None:
+    # an empty file, or one of comments and separators, holds no object: a usage error (2),
+    # not "no workload is covered by a definition" (4), which names a type problem
+    empty, comments = tmp_path / "empty.yaml", tmp_path / "comments.yaml"
+    empty.write_text("")
+    comments.write_text("---\n# nothing here yet\n---\n")
+    for path in (empty, comments):
+        result = wmap("describe", "-f", str(path))
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", f"error: no Kubernetes object in {path}\n")
+    piped = wmap("describe", "-f", "-", stdin="")
+    assert (piped.returncode, piped.stderr) == (2, "error: no Kubernetes object in <stdin>\n")

@@ -122,8 +122,8 @@ def test_describe_reads_stdin_for_dash(tmp_path: Path) -> None:
 def test_describe_stdin_errors_name_stdin() -> None:
     bad = wmap("describe", "-f", "-", stdin="kind: [unclosed\n")
     assert bad.returncode == 2 and bad.stderr.startswith("error: <stdin>") and "Traceback" not in bad.stderr
-    empty = wmap("describe", "-f", "-", stdin="")
-    assert empty.returncode == 4 and "no workload in <stdin>" in empty.stderr
+    empty = wmap("describe", "-f", "-", stdin="")  # no object at all: a usage error, not "nothing covered"
+    assert empty.returncode == 2 and empty.stderr == "error: no Kubernetes object in <stdin>\n"
 
 
 def test_closed_stdout_exits_quietly(tmp_path: Path) -> None:

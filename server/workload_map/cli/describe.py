@@ -132,8 +132,9 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
 
     Multi-document input is read leniently (``workload_map.kube.documents``): each broken
     document is a ``warning:`` line on stderr naming its position, the others are resolved
-    and the exit code stays 0; 2 only when no document at all could be read. 4 when no
-    workload is covered by a definition, 3 when ``TYPE[/NAME]`` matches none.
+    and the exit code stays 0; 2 only when no document at all could be read, or the input
+    holds none (an empty file). 4 when no workload is covered by a definition, 3 when
+    ``TYPE[/NAME]`` matches none.
 
     Raises:
         SnapshotError: a file cannot be read at all.
@@ -153,6 +154,9 @@ def describe_files(args: argparse.Namespace, registry: DefinitionRegistry) -> in
     for problem in problems:
         print(f"{'error' if nothing else 'warning'}: {printable(problem)}", file=sys.stderr)
     if nothing:
+        return EXIT_USAGE
+    if not plan.kinds:  # an empty file, or only comments and document separators
+        print(f"error: no Kubernetes object in {printable(shown(args.file))}", file=sys.stderr)
         return EXIT_USAGE
     registry.catalog.narrow(plan.kinds)  # a one-shot run: only the input's kinds are ever needed
     registry.catalog.check(plan.kinds)
