@@ -106,6 +106,26 @@ def test_a_cycle_through_the_root_is_reported_and_the_rest_resolves(jobset_defin
                for p in pods)
 
 
+def test_a_cycle_of_two_pods_is_reported_on_the_pod_listed_for_it() -> None:
+    # pods a (uid u-a) and b (u-b), each the other's controller: the cycle is cut at u-a, so
+    # a is the workload listed (the core Pod definition); b reaches the resolver as one of
+    # its pods, not as one of its objects, and the cycle runs through it: before, no warning
+    # named it (a self-owned pod got one)
+    a, b = obj("Pod", "a", "u-a", owner="u-b"), obj("Pod", "b", "u-b", owner="u-a")
+    for pod in (a, b):
+        pod["apiVersion"] = "v1"
+        pod["spec"] = {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}
+    graph = ObjectGraph()
+    for pod in (a, b):
+        graph.apply(GVK("", "v1", "Pod"), "ADDED", pod)
+    definition = load_definition((REPO_ROOT / "catalog" / "core-pod-v1.yaml").read_text())
+    descendants = graph.descendants("u-a")
+    assert [o["metadata"]["name"] for o in descendants] == ["b"]
+    view = resolve(definition, a, objects=[], pods=descendants)
+    assert [e.message for e in view.errors] == ["ownerReference cycle: Pod a/a -> Pod a/b -> Pod a/a"]
+    assert [p.name for p in view.all_pods()] == ["a"] and view.gpu.to_dict()["requestedByPods"] == 1
+
+
 def test_pods_owned_by_a_pod_or_a_non_component_object_belong_to_the_top_workload() -> None:
     root = obj("SparkApplication", "spark", "u-app")
     driver = obj("Pod", "driver", "u-driver", owner="u-app")

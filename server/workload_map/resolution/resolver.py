@@ -264,7 +264,7 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
                  skip: nesting.Skip) -> WorkloadView:
     """One workload through one definition (no nesting); arguments as :func:`resolve`."""
     errors: list[ResolutionError] = []
-    _owner_cycle(root, objects, errors)
+    _owner_cycle(root, [*objects, *pods], errors)  # pods too: a cycle may run through one
     doc = Document(root)
     bad_counts = check_counts(root)
     errors.extend(bad_counts)
@@ -355,7 +355,7 @@ def _without_instances(name: str, ex: _Extracted, skip: nesting.Skip) -> _Extrac
 
 def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
                  errors: list[ResolutionError]) -> None:
-    """Report an ownerReference cycle through ``root`` (its owners are among its descendants)."""
+    """Report an ownerReference cycle through ``root`` (its owners are among its descendants, ``objects``: pods included)."""
     if controller_uid(root) is None:
         return
     by_uid = {uid_of(o): o for o in objects}
