@@ -138,3 +138,27 @@ def test_a_long_string_aliased_hundreds_of_times_is_refused() -> None:
             + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 3)))
     with pytest.raises(yaml.YAMLError, match="characters"):
         _load(text)
+
+
+def test_keys_that_are_not_strings_are_the_text_kubectl_sends() -> None:
+    # kubectl's YAML-to-JSON conversion (sigs.k8s.io/yaml) writes an integer key in decimal,
+    # a boolean as true/false and a float in its shortest float32 form ('g', exponent from 1e6)
+    doc = _load("labels: {5: six, true: yes, 1.5: x, 3.0: y, 16777217.0: z, 0.00001: w, .inf: v, .nan: u}\n"
+                "members: !!set {7, false}\n")
+    assert doc == {"labels": {"5": "six", "true": True, "1.5": "x", "3": "y", "1.6777216e+07": "z", "1e-05": "w",
+                              ".inf": "v", ".nan": "u"},
+                   "members": {"7": None, "false": None}}
+    with pytest.raises(yaml.constructor.ConstructorError, match="a mapping key that is not a string, number or "
+                                                                "boolean"):
+        _load("metadata:\n  labels:\n    ~: orphan\n")
+
+
+def test_a_pod_with_an_integer_label_key_resolves_with_its_gpus(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # before: "resolution failed: AttributeError: 'int' object has no attribute 'isascii'", 0 GPUs
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: n\n  labels: {5: six}\n"
+                    "spec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 2}}}]\n")
+    assert main(["describe", "-f", str(path), "-o", "json"]) == 0
+    view = json.loads(capsys.readouterr().out)
+    assert (view["gpu"]["requestedBySpec"], view["gpu"]["requestedByPods"], view["errors"]) == (2, 2, [])

@@ -21,7 +21,12 @@ has it, else ``SafeLoader``) constructs those as the JSON they stand for instead
   by the standard library (msgspec refuses such escapes);
 - an integer of more decimal digits than Python converts (``sys.get_int_max_str_digits()``,
   4,300 by default) is refused with a ``ConstructorError`` naming its line, as the JSON
-  reader refuses one (the safe loader raised a bare ``ValueError``, which lost the file).
+  reader refuses one (the safe loader raised a bare ``ValueError``, which lost the file);
+- a mapping key that is not a string is the string kubectl's YAML-to-JSON conversion makes
+  of it (sigs.k8s.io/yaml, ``yamlToJSONTarget``: an integer in decimal, ``true``/``false``,
+  a float in its shortest float32 form, ``.inf``/``-.inf``/``.nan``), as JSON keys are
+  strings: a label map ``{5: six}`` is ``{"5": "six"}``; any other key (null, a list, a
+  map) is refused with a ``ConstructorError`` naming its line, as kubectl refuses it.
 
 Everything else is as the safe loader gives it. The cache's compaction relies on this
 (``workload_map.kube.compact``: its table is exact for JSON's types).
@@ -42,6 +47,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import struct
 from typing import Any
 
 import yaml
@@ -186,8 +192,71 @@ def _int(loader: Any, node: yaml.ScalarNode) -> int:
                                node.start_mark) from None
 
 
+def _json_key(key: Any, node: yaml.Node) -> str:
+    """The JSON key of a YAML mapping key (module docstring).
+
+    Raises:
+        yaml.constructor.ConstructorError: a key that is not a string, number or boolean.
+    """
+    cls = key.__class__
+    if cls is str:
+        return key
+    if cls is bool:
+        return "true" if key else "false"
+    if cls is int:
+        return str(key)
+    if cls is float:
+        return _float32_text(key)
+    raise ConstructorError(None, None, f"a mapping key that is not a string, number or boolean ({type(key).__name__}): "
+                           "JSON has none (kubectl refuses it too)", node.start_mark)
+
+
+def _float32_text(value: float) -> str:
+    """``value`` as Go's ``strconv.FormatFloat(value, 'g', -1, 32)`` writes it, YAML's names for the non-finite.
+
+    The shortest digits that read back as the same float32; exponent form (``1.5e+07``,
+    two exponent digits at least) when the decimal exponent is below -4 or 6 and above,
+    else plain (``100000``, ``0.0001``), as Go's ``'g'`` with the shortest precision.
+    """
+    if value != value:
+        return ".nan"
+    try:
+        single = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:  # beyond float32: an infinity, as Go's conversion gives
+        single = value * float("inf")
+    if single in (float("inf"), float("-inf")):
+        return ".inf" if single > 0 else "-.inf"
+    if single == 0:
+        return "-0" if str(single).startswith("-") else "0"
+    for places in range(9):  # the shortest text that reads back as the same float32
+        text = f"{abs(single):.{places}e}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == abs(single):
+            break
+    mantissa, _, power = text.partition("e")
+    digits, exponent = mantissa.replace(".", "").rstrip("0") or "0", int(power)
+    sign = "-" if single < 0 else ""
+    if exponent < -4 or exponent >= 6:
+        fraction = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{fraction}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    if exponent < 0:
+        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
+    whole = digits[:exponent + 1].ljust(exponent + 1, "0")
+    rest = digits[exponent + 1:]
+    return f"{sign}{whole}.{rest}" if rest else f"{sign}{whole}"
+
+
+def _map(loader: Any, node: yaml.MappingNode) -> Any:
+    data: dict[str, Any] = {}
+    yield data  # as the safe loader: the map exists before its values (an alias may name it)
+    value = loader.construct_mapping(node)
+    if all(key.__class__ is str for key in value):  # nearly always
+        data.update(value)
+    else:
+        data.update((_json_key(key, node), item) for key, item in value.items())
+
+
 def _members(loader: Any, node: yaml.MappingNode) -> dict[Any, None]:
-    return dict.fromkeys(loader.construct_mapping(node, deep=True))
+    return dict.fromkeys(_json_key(key, node) for key in loader.construct_mapping(node, deep=True))
 
 
 def _entries(loader: Any, node: yaml.SequenceNode) -> list[Any]:
@@ -199,5 +268,6 @@ JSONLoader.add_constructor("tag:yaml.org,2002:int", _int)
 JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", _text)
 JSONLoader.add_constructor("tag:yaml.org,2002:binary", _base64)
 JSONLoader.add_constructor("tag:yaml.org,2002:set", _members)
+JSONLoader.add_constructor("tag:yaml.org,2002:map", _map)
 JSONLoader.add_constructor("tag:yaml.org,2002:omap", _entries)
 JSONLoader.add_constructor("tag:yaml.org,2002:pairs", _entries)
