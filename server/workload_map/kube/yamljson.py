@@ -200,7 +200,7 @@ def _json_key(key: Any, node: yaml.Node) -> str:
     """
     cls = key.__class__
     if cls is str:
-        return key
+        return str(key)  # the same object
     if cls is bool:
         return "true" if key else "false"
     if cls is int:

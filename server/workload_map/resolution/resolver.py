@@ -284,8 +284,8 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
     for raw in workload_pods(root, objects, pods):
         row = pod_view(raw, errors)
         dra.fill(row, raw)
-        doc = pod_docs[row.namespace, row.name] = pod_docs.get((row.namespace, row.name)) or Document(raw)
-        attributor.attribute(row, doc)
+        pod_doc = pod_docs[row.namespace, row.name] = pod_docs.get((row.namespace, row.name)) or Document(raw)
+        attributor.attribute(row, pod_doc)
         row.component = row.component if row.unattributed_reason is None else None
         rows.append(row)
     rows.sort(key=lambda p: p.name)  # the same order whatever order the cache or file gave
