@@ -113,6 +113,28 @@ def test_describe_f_builds_only_the_catalog_entries_of_its_input_kinds(capsys: p
     assert sorted(e.gvk.kind for e in registry.catalog) == ["Job", "JobSet", "Pod"]
 
 
+def test_describe_f_keeps_the_definitions_of_the_kinds_its_input_nests(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # a queued AppWrapper alone: its PyTorchJob is not created yet, so its would-be child is
+    # resolved through the PyTorchJob definition (nested-templates), a kind the input lacks:
+    # master x1 + worker x2, 2 GPUs each = 6 by spec (0 when narrowing dropped that entry)
+    from workload_map.cli.describe import describe_files
+    from workload_map.cli.main import parser
+
+    sample = REPO_ROOT / "server" / "workload_map" / "sample" / "workload-codeflare-dev-appwrapper-v1beta2.yaml"
+    (queued,) = [d for d in yaml.safe_load_all(sample.read_text()) if d and d["metadata"]["name"] == "fms-tune-queued"]
+    path = tmp_path / "queued.yaml"
+    path.write_text(yaml.safe_dump(queued))
+    registry = build_registry()
+    assert describe_files(parser().parse_args(["describe", "-f", str(path), "-o", "json"]), registry) == 0
+    view = json.loads(capsys.readouterr().out)
+    assert (view["kind"], view["gpu"]["requestedBySpec"]) == ("AppWrapper", 6)
+    # the AppWrapper entry and the eight kinds it nests (its workload-map.run.ai/nested annotation)
+    assert sorted(e.gvk.kind for e in registry.catalog) == [
+        "AppWrapper", "Deployment", "Job", "JobSet", "LeaderWorkerSet", "PyTorchJob", "RayCluster", "RayJob",
+        "StatefulSet"]
+
+
 def test_a_deferred_catalog_builds_an_entry_on_first_use_and_reports_a_broken_one_then(tmp_path: Path) -> None:
     jobset = yaml.safe_load((default_catalog_dir() / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
     (tmp_path / "jobset.yaml").write_text(yaml.safe_dump(jobset))

@@ -23,8 +23,10 @@ the entries of one group/kind, iterating (and ``find``, ``len``) all of them. On
 ``wmap describe -f`` calls :meth:`Catalog.narrow` with the kinds its input holds once the
 input is read, so it builds three of the 35 entries for a JobSet file (building all of them
 is about 6 ms, a twentieth of the command: docs/engine-speed.md). Which entries are built
-never changes an answer: a view needs its root object in the input, and an object is hidden
-only by a covered ancestor held in the input (``workload_map.owners.is_top_level``).
+never changes an answer: a view needs its root object in the input, an object is hidden
+only by a covered ancestor held in the input (``workload_map.owners.is_top_level``), and the
+kinds the input's definitions nest are kept too (their would-be children are resolved
+through them).
 """
 
 from __future__ import annotations
@@ -104,11 +106,22 @@ class Catalog:
         self._add(entries, [e.gvk for e in entries])
 
     def narrow(self, group_kinds: Iterable[tuple[str, str]]) -> None:
-        """Keep only the entries of ``group_kinds`` not built yet, building them (one-shot ``describe -f``).
+        """Keep only the entries ``group_kinds`` need, building them (one-shot ``describe -f``).
 
-        Entries already built stay. Raises as the constructor, for the entries built.
+        Needed: the entries of ``group_kinds`` and, transitively, of the kinds their
+        definitions nest (``workload-map.run.ai/nested``): a workload whose nested children
+        are not created yet resolves the would-be children through their kinds' definitions
+        (``nested-templates``: a queued AppWrapper's PyTorchJob), which the input does not
+        hold. Entries already built stay. Raises as the constructor, for the entries built.
         """
-        self._build(group_kinds)
+        from workload_map.definitions.extensions import extensions_of
+
+        wanted, built = set(group_kinds), set[tuple[str, str]]()
+        while wanted - built:
+            self._build(wanted - built)
+            built |= wanted
+            wanted |= {nested for e in self._by_gvk.values() if e.gvk.group_kind in built
+                       for nested in extensions_of(e.definition).nested}
         self._deferred.clear()
 
     @property
