@@ -105,6 +105,8 @@ class Inputs:
         nested: the definitions of nested workload kinds (``workload-map.run.ai/nested``), or None.
         uid_conflicts: the objects holding the root's uid when two or more distinct ones do
             (``Reader.uid_conflicts``); the view then reports the conflict.
+        dependent_conflicts: ``(uid, holders)`` for each uid of a descendant that two or more
+            distinct objects hold (``Reader.uid_conflicts``); the view reports each.
     """
 
     root: Mapping[str, Any]
@@ -116,12 +118,14 @@ class Inputs:
     claim_templates: Sequence[Mapping[str, Any]] = ()
     nested: Nested | None = None
     uid_conflicts: Sequence[str] = ()
+    dependent_conflicts: Sequence[tuple[str, Sequence[str]]] = ()
 
     def resolve(self, definition: Definition) -> Any:
         """``workload_map.resolution.resolve(definition, ...)`` over these inputs (the ``WorkloadView``)."""
         return resolve(definition, self.root, objects=self.objects, pods=self.pods, origin=self.origin,
                        policy=self.policy, claims=self.claims, claim_templates=self.claim_templates,
-                       nested=self.nested, uid_conflicts=self.uid_conflicts)
+                       nested=self.nested, uid_conflicts=self.uid_conflicts,
+                       dependent_conflicts=self.dependent_conflicts)
 
 
 @quick_state

@@ -147,8 +147,10 @@ class WorkloadSet:
             claims = [c for c in claims if c.get("metadata", {}).get("name") in named]
         nested = nested_definitions(entry.definition, objects, self._definition_of)
         held = self.reader.uid_conflicts(uid) if uid else []  # issue 28: a uid held by two objects
+        below = {u: tuple(c) for o in related
+                 if (u := o.get("metadata", {}).get("uid")) and u != uid and (c := self.reader.uid_conflicts(u))}
         return Inputs(obj, objects, pods, entry.origin, self.policy, claims, dra["claim_templates"], nested or None,
-                      tuple(held))
+                      tuple(held), tuple(sorted(below.items())))
 
     def _definition_of(self, obj: Mapping[str, Any]) -> Definition | None:
         entry = self.entry_for(obj)

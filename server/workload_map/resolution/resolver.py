@@ -177,7 +177,8 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
             pods: Sequence[Mapping[str, Any]] = (), origin: str = "catalog",
             policy: GpuPolicy = DEFAULT_GPU_POLICY, claims: Sequence[Mapping[str, Any]] = (),
             claim_templates: Sequence[Mapping[str, Any]] = (), nested: nesting.Nested | None = None,
-            skip: nesting.Skip = frozenset(), uid_conflicts: Sequence[str] = ()) -> WorkloadView:
+            skip: nesting.Skip = frozenset(), uid_conflicts: Sequence[str] = (),
+            dependent_conflicts: Sequence[tuple[str, Sequence[str]]] = ()) -> WorkloadView:
     """Resolve ``root`` into its view.
 
     Args:
@@ -197,6 +198,9 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
         uid_conflicts: the objects (``group/Kind ns/name``) that hold the root's uid when two
             or more distinct ones do (``ObjectGraph.uid_conflicts``): the view then carries
             the conflict as an error and phase Undefined (its pods cannot be told apart).
+        dependent_conflicts: ``(uid, holders)`` for each uid of a descendant that two or more
+            distinct objects hold (two pods, a pod and its Job, a pod of another workload): one
+            error each (field ``dependents``) naming every holder; the phase is the workload's.
 
     Returns:
         The :class:`WorkloadView`; problems are in ``errors`` of the view or a component.
@@ -238,24 +242,12 @@ def resolve(definition: Definition, root: Mapping[str, Any], *, objects: Sequenc
             f"({', '.join(uid_conflicts)}); the objects that name it as their owner are attached to none",
             field="metadata.uid"))
         view.phase, view.phases = Phase.UNDEFINED, [Phase.UNDEFINED]
+    for uid, holders in dependent_conflicts:
+        view.errors.append(ResolutionError(
+            f"identity conflict: uid {uid} is held by {len(holders)} distinct objects ({', '.join(holders)}); "
+            "each holder found below the workload is counted, but what they own cannot be told apart by uid "
+            "(it may be missing here) and a lookup by uid finds one of them", field="dependents"))
     return view
-
-
-def _shared_pod_uids(rows: Sequence[PodView], errors: list[ResolutionError]) -> None:
-    """An error per uid two or more of the workload's pods hold (a manifest copied with its uid).
-
-    Both pods are counted (they are distinct objects: namespace and name differ); the error
-    says that anything keyed by uid alone (the scheduler view's pod lookup) names one of them.
-    """
-    names: dict[str, list[str]] = {}
-    for row in rows:
-        if row.uid:
-            names.setdefault(row.uid, []).append(row.name)
-    for uid, held in names.items():
-        if len(held) > 1:
-            errors.append(ResolutionError(
-                f"identity conflict: uid {uid} is held by {len(held)} pods ({', '.join(held)}); each is "
-                "counted, a lookup by uid finds one of them", field="pods"))
 
 
 def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Sequence[Mapping[str, Any]],
@@ -289,7 +281,6 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
         row.component = row.component if row.unattributed_reason is None else None
         rows.append(row)
     rows.sort(key=lambda p: p.name)  # the same order whatever order the cache or file gave
-    _shared_pod_uids(rows, errors)
     scaled = live_desired(definition, objects, attributor, errors)  # HPA-scaled children win over templates
     views: dict[str, ComponentView] = {}
     for component in definition.components:
