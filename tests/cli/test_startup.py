@@ -278,3 +278,33 @@ def test_the_server_app_imports_no_http_client_before_a_request_to_an_api_server
     probe = "import sys, workload_map.app; print(sorted(m for m in ('aiohttp', 'kubernetes_asyncio') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
+
+
+def test_ctrl_c_on_serve_is_exit_130_without_a_traceback() -> None:
+    # uvicorn shuts down on SIGINT and raises it again (KeyboardInterrupt): the console entry
+    # reports 128 + SIGINT as a shell would, with no traceback on stderr
+    import signal
+    import urllib.request
+
+    from tests.abuse.server import free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "workload_map", "serve", "--host", "127.0.0.1", "--port", str(port),
+                               "--snapshot", str(REPO_ROOT / "server" / "workload_map" / "sample")],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO_ROOT,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.1)
+        server.send_signal(signal.SIGINT)
+        out, _ = server.communicate(timeout=60)
+    finally:
+        server.kill()
+    assert server.returncode == 130
+    assert "Traceback" not in out and "Finished server process" in out

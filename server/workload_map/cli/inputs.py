@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_NO_DEFINITION = 0, 1, 2, 3, 4
 EXIT_UNREACHABLE, EXIT_SERVE_FAILED = 5, 6
 EXIT_BROKEN_PIPE = 128 + 13
+EXIT_INTERRUPTED = 128 + 2
+"""Ctrl-C (SIGINT), as a shell reports a process it ended: no traceback (``main.run``)."""
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 

@@ -7,7 +7,8 @@ Commands: ``describe`` (offline with ``-f``), ``validate``, ``catalog``; the ser
 Exit codes (0-4 as upstream ``kli``): 0 success; 1 generic failure or invalid definition;
 2 usage error or unreadable input; 3 workload not found; 4 no definition covers the type;
 5 the cluster's API server cannot be reached; 6 ``wmap serve`` failed to start (one line
-on stderr naming why); 141 (128 + SIGPIPE, as a shell reports a process killed by it)
+on stderr naming why); 130 (128 + SIGINT) after Ctrl-C, without a traceback; 141 (128 +
+SIGPIPE, as a shell reports a process killed by it)
 when the reader of the output went away (``wmap ... | head``): no traceback, the rest of
 the output is dropped.
 
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from workload_map.cli.inputs import (
     EXIT_BROKEN_PIPE,
     EXIT_FAIL,
+    EXIT_INTERRUPTED,
     EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_UNREACHABLE,
@@ -219,9 +221,14 @@ def run() -> NoReturn:
     (logging's, the multiprocessing pool's, the removal of a saved stdin): the interpreter's
     own teardown (clearing every module and freeing every object one by one) has nothing
     left to do that anyone could see, and took about 19 ms of a 150 ms ``wmap describe -f``
-    (docs/engine-speed.md). An exception out of :func:`main` takes the normal way out.
+    (docs/engine-speed.md). Ctrl-C (``KeyboardInterrupt``, also re-raised by uvicorn after
+    ``wmap serve`` shut down on SIGINT) is exit 130 without a traceback; any other exception
+    out of :func:`main` takes the normal way out.
     """
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
