@@ -87,13 +87,16 @@ def cli(p: dict[str, Any]) -> dict[str, Any]:
     from benchmarks import startup
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    small = [*startup.wmap_command(), "describe", "-f", str(startup.SMALL_FILE)]
+    # each side's own entry point (its server/ is first on PYTHONPATH): the venv's console script
+    # names one function, which an older or newer tree may not have
+    wmap = [sys.executable, "-m", "workload_map"]
+    small = [*wmap, "describe", "-f", str(startup.SMALL_FILE)]
     startup.run_once(small, env)
     runs = [startup.run_once(small, env) for _ in range(int(p["repeats"]))]
     out: dict[str, Any] = {"small_file": startup.SMALL_FILE.name, "repeats": len(runs),
                            "small_wall_median_s": round(statistics.median(r[0] for r in runs), 3),
                            "small_cpu_median_s": round(statistics.median(r[1] for r in runs), 3)}
-    big = [*startup.wmap_command(), "describe", "-f", str(p["big"]), "-o", "json"]
+    big = [*wmap, "describe", "-f", str(p["big"]), "-o", "json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(big, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=float(p["timeout"]))
