@@ -308,3 +308,10 @@ def test_ctrl_c_on_serve_is_exit_130_without_a_traceback() -> None:
         server.kill()
     assert server.returncode == 130
     assert "Traceback" not in out and "Finished server process" in out
+
+
+def test_output_to_a_full_disk_is_one_error_line_not_a_traceback() -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "workload_map", "catalog"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120, cwd=REPO_ROOT)
+    assert (done.returncode, done.stderr) == (1, "error: cannot write: No space left on device\n")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import errno
 import json
 import os
 import sys
@@ -204,7 +205,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (``EXIT_BROKEN_PIPE`` when stdout was closed early)."""
+    """Run the CLI; returns the exit code.
+
+    ``EXIT_BROKEN_PIPE`` when stdout was closed early; 1 with one ``error:`` line when a write
+    hit a full disk or quota (``ENOSPC``, ``EDQUOT``: the output on ``/dev/full``, a spill file).
+    """
     try:
         code = _run(argv)
         sys.stdout.flush()  # a closed pipe must fail here, not in the interpreter's final flush
@@ -212,6 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        _silence_stdout()  # the output (or a spill file) hit a full disk: one line, no traceback
+        print(f"error: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAIL
 
 
 def run() -> NoReturn:
