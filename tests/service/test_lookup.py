@@ -47,3 +47,20 @@ def test_by_name_and_by_group_kind() -> None:
     assert found is not None and found.key == "older"
     assert definition_for(registry, "jobset.x-k8s.io", "JobSet", "v1") is None  # no v1 JobSet definition
     assert definition_for(registry, "", "Pod") is not None and definition_for(registry, "", "NoSuchKind") is None
+
+
+def test_a_workload_of_a_version_no_definition_names_is_resolved_through_its_group_kind() -> None:
+    # the seed JobSet written as jobset.x-k8s.io/v1 (the catalog has v1alpha2): the lookup
+    # falls back across versions, so it is listed with its 3 pods and 12 GPUs; before it was
+    # hidden, and its Jobs and pods with it (their owner is a covered kind): nothing listed
+    from tests.resolution.jobset_objects import RUNNING_STATUS, jobs_and_pods, jobset
+    from workload_map.kube.snapshot import SnapshotReader
+    from workload_map.service.workloads import WorkloadService
+
+    jobs, pods = jobs_and_pods()
+    root = jobset(status=RUNNING_STATUS)
+    root["apiVersion"] = "jobset.x-k8s.io/v1"
+    service = WorkloadService(DefinitionRegistry(load_catalog(default_catalog_dir())), SnapshotReader([root, *jobs, *pods]))
+    assert [(v.api_version, v.kind, v.name, v.definition, len(v.all_pods()), v.gpu.to_dict()["requestedByPods"])
+            for v in service.workloads()] == [
+        ("jobset.x-k8s.io/v1", "JobSet", "train", "jobset-x-k8s-io-jobset-v1alpha2", 3, 12)]

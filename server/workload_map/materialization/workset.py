@@ -91,10 +91,25 @@ class WorkloadSet:
         return owners.is_top_level(obj, self.reader.by_uid, is_covered)
 
     def iter_roots(self) -> Iterator[tuple[Entry, Mapping[str, Any]]]:
-        """Every object of a covered GVK with the entry in force for it."""
-        for entry in list(self.registry.entries()):
+        """Every object of a covered GVK with the entry in force for it.
+
+        Also the objects of a version no definition names whose group/kind one covers (a
+        JobSet ``jobset.x-k8s.io/v1`` under the catalog's ``v1alpha2``): the registry's lookup
+        falls back across versions (``DefinitionRegistry.lookup``), and listing only the
+        definitions' own GVKs hid them, their children too (a covered kind's children are
+        not top-level).
+        """
+        entries = list(self.registry.entries())
+        for entry in entries:
             for obj in self.reader.list(entry.gvk):
                 yield entry, obj
+        named = {e.gvk for e in entries}
+        covered = {e.gvk.group_kind for e in entries}
+        for gvk in sorted(self.reader.states(), key=str):
+            fallback = self.registry.lookup(gvk) if gvk not in named and gvk.group_kind in covered else None
+            if fallback is not None:
+                for obj in self.reader.list(gvk):
+                    yield fallback, obj
 
     # store keys (docs/identity.md)
 
