@@ -315,3 +315,29 @@ def test_output_to_a_full_disk_is_one_error_line_not_a_traceback() -> None:
         done = subprocess.run([sys.executable, "-m", "workload_map", "catalog"], stdout=full, stderr=subprocess.PIPE,
                               text=True, timeout=120, cwd=REPO_ROOT)
     assert (done.returncode, done.stderr) == (1, "error: cannot write: No space left on device\n")
+
+
+def test_sigterm_during_describe_from_stdin_removes_the_saved_copy(tmp_path: Path) -> None:
+    # `cat dump | wmap describe -f -` saves stdin to TMPDIR; stopped with SIGTERM while it
+    # works, the process leaves through SystemExit so the atexit handler removes the copy
+    import signal
+
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "n", "uid": f"u{i}"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}}
+            for i in range(40_000)]
+    feed = tmp_path / "feed" / "pods.json"
+    feed.parent.mkdir()
+    feed.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+    with feed.open("rb") as stdin:
+        process = subprocess.Popen([sys.executable, "-m", "workload_map", "describe", "-f", "-", "-o", "json"],
+                                   stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                   cwd=REPO_ROOT)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("wmap-stdin-*")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.01)
+    assert list(tmp_path.glob("wmap-stdin-*")), "the copy of stdin was never made"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143 and b"Traceback" not in err
+    assert list(tmp_path.glob("wmap-stdin-*")) == []

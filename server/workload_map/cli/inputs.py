@@ -94,9 +94,9 @@ def snapshot_paths(paths: Sequence[str]) -> tuple[str, ...]:
     import tempfile
 
     fd, name = tempfile.mkstemp(prefix="wmap-stdin-", suffix=".yaml")
+    atexit.register(Path(name).unlink, missing_ok=True)  # before the write: a SIGTERM meanwhile removes it too
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(stdin_text())
-    atexit.register(Path(name).unlink, missing_ok=True)
     return tuple(name if path == STDIN else path for path in paths)
 
 

@@ -23,6 +23,7 @@ import atexit
 import errno
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -233,9 +234,12 @@ def run() -> NoReturn:
     own teardown (clearing every module and freeing every object one by one) has nothing
     left to do that anyone could see, and took about 19 ms of a 150 ms ``wmap describe -f``
     (docs/engine-speed.md). Ctrl-C (``KeyboardInterrupt``, also re-raised by uvicorn after
-    ``wmap serve`` shut down on SIGINT) is exit 130 without a traceback; any other exception
-    out of :func:`main` takes the normal way out.
+    ``wmap serve`` shut down on SIGINT) is exit 130 without a traceback; SIGTERM ends a
+    command through ``SystemExit`` (exit 143), so the ``atexit`` handlers still run (a stdin
+    saved to a temporary file is removed); any other exception out of :func:`main` takes the
+    normal way out.
     """
+    signal.signal(signal.SIGTERM, _terminated)  # wmap serve's own handler replaces this one
     try:
         code = main()
     except KeyboardInterrupt:
@@ -247,6 +251,11 @@ def run() -> NoReturn:
             pass
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+def _terminated(signum: int, frame: object) -> NoReturn:
+    """SIGTERM: leave through ``SystemExit`` (128 + the signal, as a shell reports it), not at once."""
+    raise SystemExit(128 + signum)
 
 
 def _silence_stdout() -> None:
