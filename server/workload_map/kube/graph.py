@@ -140,7 +140,8 @@ class ObjectGraph:
         them (a copied manifest, a restore into another name) is a conflict, not one object.
         ``[]`` when the uid is held by one object or none.
         """
-        return sorted(_shown(i) for i in self._uid_holders.get(uid, ()))
+        held = self._uid_holders.get(uid)  # None for nearly every uid: asked for each input of each job
+        return sorted(_shown(i) for i in held) if held else []
 
     def uid_holders(self, uid: str) -> dict[str, KubeObject]:
         """See ``Reader.uid_holders``: ``{shown identity: object}`` in :meth:`uid_conflicts` order."""
@@ -175,18 +176,16 @@ class ObjectGraph:
                 child_uid = meta_of(child).get("uid")
                 if not isinstance(child_uid, str):
                     continue
-                if child_uid in self._uid_holders:
+                if child_uid in self._uid_holders:  # each holder once; the walk below them once
                     if id(child) in held or child_uid == uid:
                         continue
                     held.add(id(child))
-                    found.append(child)
-                    if child_uid not in seen:
-                        seen.add(child_uid)
-                        frontier.append(child_uid)
-                elif child_uid not in seen:
+                elif child_uid in seen:
+                    continue
+                found.append(child)
+                if child_uid not in seen:
                     seen.add(child_uid)
                     frontier.append(child_uid)
-                    found.append(child)
             if not frontier:
                 break
         return found

@@ -256,7 +256,7 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
                  skip: nesting.Skip) -> WorkloadView:
     """One workload through one definition (no nesting); arguments as :func:`resolve`."""
     errors: list[ResolutionError] = []
-    _owner_cycle(root, [*objects, *pods], errors)  # pods too: a cycle may run through one
+    _owner_cycle(root, objects, pods, errors)
     doc = Document(root)
     bad_counts = check_counts(root)
     errors.extend(bad_counts)
@@ -344,12 +344,12 @@ def _without_instances(name: str, ex: _Extracted, skip: nesting.Skip) -> _Extrac
     return out
 
 
-def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
+def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]],
                  errors: list[ResolutionError]) -> None:
-    """Report an ownerReference cycle through ``root`` (its owners are among its descendants, ``objects``: pods included)."""
+    """Report an ownerReference cycle through ``root`` (its owners are among its descendants, pods too)."""
     if controller_uid(root) is None:
         return
-    by_uid = {uid_of(o): o for o in objects}
+    by_uid = {uid_of(o): o for o in (*objects, *pods)}
     chain = owner_chain(root, by_uid.get)
     if chain.cycle:
         errors.append(ResolutionError(cycle_message(chain.cycle), field="metadata.ownerReferences"))
