@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import socket
+import sys
+import traceback
 from collections.abc import AsyncIterator, Callable
 
 import uvicorn
@@ -13,11 +16,17 @@ from starlette.applications import Starlette
 
 @contextlib.asynccontextmanager
 async def serving(app: Starlette, *, timeout: float = 10.0) -> AsyncIterator[str]:
-    """Serve ``app`` on a free loopback port; yields ``127.0.0.1:<port>``; stops on exit."""
+    """Serve ``app`` on a free loopback port; yields ``127.0.0.1:<port>``; stops on exit.
+
+    Open connections get 5 s to finish at the stop, as under ``wmap serve``. A server still
+    running ``timeout`` seconds after the stop fails the test with a ``TimeoutError`` that
+    names what it waits on (the stack of every pending task and thread).
+    """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on", ws="websockets-sansio"))
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on", ws="websockets-sansio",
+                                          timeout_graceful_shutdown=5))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         await wait_until(lambda: server.started or task.done(), timeout)
@@ -26,8 +35,26 @@ async def serving(app: Starlette, *, timeout: float = 10.0) -> AsyncIterator[str
         yield f"127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, timeout)
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            stuck = _stacks()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            sock.close()
+            raise TimeoutError(f"the server did not stop within {timeout} s; waiting in:\n{stuck}")
         sock.close()
+        task.result()
+
+
+def _stacks() -> str:
+    """The stacks of the pending tasks of this loop and of every thread (a stuck stop's report)."""
+    out = io.StringIO()
+    for pending in asyncio.all_tasks():
+        if pending is not asyncio.current_task():
+            pending.print_stack(limit=12, file=out)
+    for ident, frame in sys._current_frames().items():
+        out.write(f"thread {ident}:\n" + "".join(traceback.format_stack(frame, limit=12)))
+    return out.getvalue()
 
 
 async def wait_until(predicate: Callable[[], bool], timeout: float, step: float = 0.02) -> None:
