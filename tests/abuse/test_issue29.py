@@ -43,11 +43,16 @@ def rss_bytes(served: Served) -> int:
 
 
 class Prober:
-    """Asks /livez every 20 ms in a thread while the block runs (at most 60 s); latencies in seconds."""
+    """Asks /livez every 20 ms in a thread while the block runs (at most 60 s); latencies in seconds.
+
+    The block's end waits (at most 10 s) for the first answer: an attack over before the
+    thread's first request (a loaded machine) still gets one probe, not an empty record.
+    """
 
     def __init__(self, base: str) -> None:
-        self.base, self.latencies, self.failures = base, [], 0
-        self._stop = threading.Event()
+        self.base, self.failures = base, 0
+        self.latencies: list[float] = []
+        self._stop, self._answered = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
@@ -61,6 +66,7 @@ class Prober:
                     ok = False
                 self.latencies.append(time.perf_counter() - started)
                 self.failures += not ok
+                self._answered.set()
                 self._stop.wait(0.02)
 
     def __enter__(self) -> Prober:
@@ -68,6 +74,7 @@ class Prober:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._answered.wait(10)
         self._stop.set()
         self._thread.join(10)
 
