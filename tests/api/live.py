@@ -35,15 +35,16 @@ async def serving(app: Starlette, *, timeout: float = 10.0) -> AsyncIterator[str
         yield f"127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-        if not done:
-            stuck = _stacks()
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=timeout)
+            if not done:
+                stuck = _stacks()
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise TimeoutError(f"the server did not stop within {timeout} s; waiting in:\n{stuck}")
+            task.result()
+        finally:
             sock.close()
-            raise TimeoutError(f"the server did not stop within {timeout} s; waiting in:\n{stuck}")
-        sock.close()
-        task.result()
 
 
 def _stacks() -> str:
