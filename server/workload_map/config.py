@@ -7,8 +7,9 @@ Built once by the CLI (flags override environment) and passed down; nothing else
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from workload_map.paths import default_catalog_dir, default_graphiql_assets_dir, default_sample_dir
 
@@ -19,8 +20,7 @@ DEFAULT_GRAPHQL_MAX_COST = 100_000
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-@dataclass(slots=True)
-class HttpSettings:
+class HttpSettings(Struct):
     """Where to listen, and per-request bounds.
 
     The default stays on loopback; the container sets 0.0.0.0.
@@ -79,8 +79,7 @@ class HttpSettings:
         return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
 
 
-@dataclass(slots=True)
-class AuthSettings:
+class AuthSettings(Struct):
     """Caller identity and permissions.
 
     Attributes:
@@ -103,8 +102,7 @@ class AuthSettings:
     audiences: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
-class KubeSettings:
+class KubeSettings(Struct):
     """Cluster access: kubeconfig chosen as kubectl does, or a snapshot instead.
 
     ``kubeconfigs`` and ``contexts`` are the repeatable ``--kubeconfig`` / ``--context``
@@ -130,8 +128,7 @@ class KubeSettings:
     """Namespace of that Lease ("": ``$POD_NAMESPACE``, the service account's, else ``default``)."""
 
 
-@dataclass(slots=True)
-class WebhookSettings:
+class WebhookSettings(Struct):
     """The admission webhook listener (TLS), off while ``port`` is 0.
 
     Attributes:
@@ -144,8 +141,7 @@ class WebhookSettings:
     key_file: str = ""
 
 
-@dataclass(slots=True)
-class ResolverSettings:
+class ResolverSettings(Struct):
     """Background resolution of workload views (``workload_map.service``).
 
     Attributes:
@@ -164,8 +160,7 @@ class ResolverSettings:
     quarantine_after: int = 3
 
 
-@dataclass(slots=True)
-class Settings:
+class Settings(Struct):
     """All configuration.
 
     Attributes:

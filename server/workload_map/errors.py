@@ -17,7 +17,7 @@ ServerError
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
 class ServerError(Exception):
@@ -36,8 +36,7 @@ class InvalidRequest(ServerError):
     code = "bad_request"
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """One validation finding: ``path`` is the field path, ``message`` the reason.
 
     Example: ``Problem("spec.structureDefinition.childComponents[1].ownerRef",

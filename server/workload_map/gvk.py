@@ -7,12 +7,12 @@ group is the empty string (``v1 Pod``). See the Kubernetes API conventions,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping
 
+from msgspec import Struct
 
-@dataclass(frozen=True, slots=True, order=True)
-class GVK:
+
+class GVK(Struct, frozen=True, order=True):
     """A Kubernetes group, version and kind.
 
     Attributes:

@@ -23,8 +23,9 @@ top-level check). Its rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 MAX_OWNER_DEPTH = 6
 
@@ -71,8 +72,7 @@ def describe(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind', '?')} {where}{meta.get('name', '?')}"
 
 
-@dataclass(slots=True)
-class OwnerChain:
+class OwnerChain(Struct):
     """The controller ancestors of one object, nearest first.
 
     Attributes:

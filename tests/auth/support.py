@@ -9,7 +9,7 @@ only that namespace (a RoleBinding). It counts and records every review.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import msgspec.structs
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -75,7 +75,7 @@ class PluralReader(SnapshotReader):
     """A snapshot whose informer states carry a resource plural (lower-case kind + s)."""
 
     def state(self, gvk: GVK) -> InformerStatus:
-        return dataclasses.replace(super().state(gvk), resource=gvk.kind.lower() + "s")
+        return msgspec.structs.replace(super().state(gvk), resource=gvk.kind.lower() + "s")
 
 
 ALICE = ReviewedUser("alice", "uid-alice", ("team-a", "system:authenticated"))

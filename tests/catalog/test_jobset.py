@@ -90,7 +90,7 @@ def test_buckets_alone_make_it_degraded_and_a_fresh_jobset_is_not() -> None:
 
 
 def test_a_failing_degraded_when_expression_is_an_error_naming_the_annotation() -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from tests.catalog.support import definition, load
     from workload_map.resolution import resolve

@@ -9,7 +9,7 @@ current and ready only change when the child's controller acts.
 from __future__ import annotations
 
 import copy
-import dataclasses
+import msgspec.structs
 from typing import Any
 
 from workload_map.resolution import WorkloadView
@@ -85,7 +85,7 @@ def test_without_the_annotation_the_template_count_stays() -> None:
     base = definition(ISVC)
     meta = {**base.manifest["metadata"], "annotations": {
         k: v for k, v in base.manifest["metadata"]["annotations"].items() if k != LIVE_SCALE_ANNOTATION}}
-    plain = dataclasses.replace(base, manifest={**base.manifest, "metadata": meta})
+    plain = msgspec.structs.replace(base, manifest={**base.manifest, "metadata": meta})
     # the same live Deployment at 5, but the definition does not opt in: minReplicas 2
     assert _roles(resolve_objects(plain, _isvc(5)))["predictor"][0] == 2
 
@@ -170,7 +170,7 @@ def test_bad_annotation_entries_are_reported_by_name() -> None:
     base = definition(ISVC)
     annotations = {**base.manifest["metadata"]["annotations"],
                    LIVE_SCALE_ANNOTATION: "predictor, nosuch, inferenceservice, transformer=Job.batch"}
-    broken = dataclasses.replace(base, manifest={**base.manifest, "metadata": {
+    broken = msgspec.structs.replace(base, manifest={**base.manifest, "metadata": {
         **base.manifest["metadata"], "annotations": annotations}})
     view = resolve_objects(broken, _isvc(5))
     messages = [e.message for e in view.errors]

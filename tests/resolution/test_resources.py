@@ -120,7 +120,7 @@ def test_intel_gpu_devices_count_but_not_their_millicores_memory_or_tiles() -> N
 
 def test_gpu_total_counts_exactly_the_names_is_whole_counts() -> None:
     """``GpuPolicy.total`` writes ``is_whole``'s test out in its loop: the two must agree on every name."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     names = ["nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "nvidia.com/mig-1g.10gb",
              "nvidia.com/gpu.shared", "gpu-memory", "cpu", "memory", "dra/gpu.nvidia.com", "dra/mig.nvidia.com",

@@ -36,10 +36,10 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 
 from cachetools import LRUCache
 from graphql import FieldNode, OperationDefinitionNode, OperationType
+from msgspec import Struct
 
 from workload_map.service.reads import Freshness, WorkloadReads
 
@@ -51,8 +51,7 @@ Key = tuple[str, str | None, str]
 """(document text, operation name, variables as canonical JSON)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(Struct, frozen=True):
     """One kept answer: the state it was computed in and its encoded JSON."""
 
     stamp: Hashable

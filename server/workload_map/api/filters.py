@@ -24,8 +24,8 @@ as "no filter" would list everything (omit the parameter for that).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
 
+from msgspec import Struct, field
 from starlette.requests import Request
 
 from workload_map.definitions.kinds import entries_for, prefer_builtin
@@ -91,8 +91,7 @@ def parse_phases(texts: Iterable[str], *, name: str) -> set[Phase]:
     return out
 
 
-@dataclass(frozen=True)
-class ListFilter:
+class ListFilter(Struct, frozen=True):
     """The "any of" filters a workload list applies on top of the service's own.
 
     Attributes:

@@ -19,9 +19,9 @@ import base64
 import hashlib
 import logging
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import Struct
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -36,8 +36,7 @@ _ASSET = re.compile(r'(?P<attr>src|href)="(?P<cdn>https://[^/"]+/)(?P<spec>(?:@[
 CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
-@dataclass(frozen=True, slots=True)
-class Asset:
+class Asset(Struct, frozen=True):
     """One file the page loads: ``spec`` (``graphiql@3.8.3``), ``path`` in the package, integrity."""
 
     spec: str

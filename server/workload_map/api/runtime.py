@@ -8,9 +8,9 @@ cluster or snapshot files). Handlers read it through :func:`runtime_of`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct, field
 from starlette.requests import HTTPConnection
 
 from workload_map.auth.access import Access
@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from workload_map.service.fleet import Fleet
 
 
-@dataclass(eq=False)
-class Runtime:
+class Runtime(Struct, eq=False):
     """Shared state of one app instance.
 
     Attributes:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from cachetools import TTLCache
+from msgspec import Struct
 
 from workload_map.auth.identity import LOCAL, Caller, token_key
 from workload_map.errors import Forbidden, Unauthorized
@@ -194,8 +194,7 @@ class KubernetesAccess:
             done.exception()  # retrieved: a failure nobody awaits any more is not logged as lost
 
 
-@dataclass(frozen=True, slots=True)
-class Guard:
+class Guard(Struct, frozen=True):
     """One request's caller bound to the policy; what handlers and resolvers ask.
 
     Attributes:

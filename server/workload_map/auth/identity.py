@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.kube.reviews import ReviewedUser
 
@@ -47,8 +48,7 @@ def token_key(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
+class Caller(Struct, frozen=True):
     """An authenticated caller.
 
     Attributes:

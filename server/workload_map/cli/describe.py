@@ -30,8 +30,9 @@ import argparse
 import pickle
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct, field
 
 from workload_map.logs import printable
 from workload_map.cli.inputs import EXIT_NO_DEFINITION, EXIT_NOT_FOUND, EXIT_USAGE, STDIN, STDIN_NAME, shown
@@ -44,8 +45,7 @@ GROUP_OBJECTS = 20_000
 """Namespaced objects resolved together at most (a namespace holding more is one group)."""
 
 
-@dataclass
-class Plan:
+class Plan(Struct):
     """What the first pass learned: objects per namespace and whether groups may be cut.
 
     Attributes:

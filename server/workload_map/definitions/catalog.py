@@ -32,9 +32,10 @@ through them).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.definitions.load import load_definition, load_documents
 from workload_map.definitions.parsecache import parsed_files
@@ -46,8 +47,7 @@ ALIASES_ANNOTATION = "workload-map.run.ai/aliases"
 SOURCE_VERSION_ANNOTATION = "workload-map.run.ai/source-version"
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogEntry:
+class CatalogEntry(Struct, frozen=True):
     """A built-in definition with its file, aliases and operator source version."""
 
     definition: Definition

@@ -37,7 +37,7 @@ Any other ``workload-map.run.ai/`` annotation key than those and the server's ow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from workload_map.definitions.model import Definition
 from workload_map.errors import Problem
@@ -65,8 +65,7 @@ LIVE_SCALE_KINDS: frozenset[GroupKind] = frozenset({
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("grove.io", "PodClique"), ("ray.io", "RayCluster")})
 
 
-@dataclass(frozen=True, slots=True)
-class Extensions:
+class Extensions(Struct, frozen=True):
     """The extensions one definition uses.
 
     Attributes:

@@ -7,8 +7,9 @@ so errors found later name where the expression came from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.definitions.phases import Phase
 from workload_map.gvk import GVK
@@ -29,8 +30,7 @@ FRAGMENT_FIELDS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SpecDefinition:
+class SpecDefinition(Struct, frozen=True):
     """Where a component's pods are described; at most one variant is set.
 
     ``fragments`` maps a :data:`FRAGMENT_FIELDS` name to its jq path.
@@ -47,8 +47,7 @@ class SpecDefinition:
         return sum(x is not None for x in (self.pod_template_spec_path, self.pod_spec_path, self.fragments))
 
 
-@dataclass(frozen=True, slots=True)
-class ScaleDefinition:
+class ScaleDefinition(Struct, frozen=True):
     """jq paths returning one value per instance: replicas, min and max."""
 
     replicas_path: str | None = None
@@ -56,8 +55,7 @@ class ScaleDefinition:
     max_replicas_path: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ConditionsDefinition:
+class ConditionsDefinition(Struct, frozen=True):
     """Where conditions live and the key names inside each condition."""
 
     path: str
@@ -67,8 +65,7 @@ class ConditionsDefinition:
     reason_field: str = "reason"
 
 
-@dataclass(frozen=True, slots=True)
-class ConditionMatch:
+class ConditionMatch(Struct, frozen=True):
     """A required condition: ``type`` exists; ``status``/``reason`` equal when given."""
 
     type: str
@@ -76,8 +73,7 @@ class ConditionMatch:
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StatusMatcher:
+class StatusMatcher(Struct, frozen=True):
     """One matcher; every set criterion must hold (AND). No criterion = always matches."""
 
     by_phase: str | None = None
@@ -86,8 +82,7 @@ class StatusMatcher:
     expected_result: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StatusDefinition:
+class StatusDefinition(Struct, frozen=True):
     """How the root object's status maps to phases.
 
     ``mappings`` is a tuple of ``(phase, matchers)``; matchers of one phase are ORed.
@@ -98,24 +93,21 @@ class StatusDefinition:
     mappings: tuple[tuple[Phase, tuple[StatusMatcher, ...]], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendAction:
+class SuspendAction(Struct, frozen=True):
     """Set the value at ``path`` (jq navigation) to the JSON-decoded ``value``."""
 
     path: str
     value: str
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendDefinition:
+class SuspendDefinition(Struct, frozen=True):
     """Ordered actions that suspend and resume the workload."""
 
     suspend_actions: tuple[SuspendAction, ...] = ()
     resume_actions: tuple[SuspendAction, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class TypeSelector:
+class TypeSelector(Struct, frozen=True):
     """Does a pod belong to a component: ``key_path`` (== ``value`` or non-null) AND labels."""
 
     key_path: str | None = None
@@ -123,8 +115,7 @@ class TypeSelector:
     match_labels: tuple[tuple[str, str], ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PodSelector:
+class PodSelector(Struct, frozen=True):
     """Pod-side selectors: component type, instance id and replica key (jq on the pod)."""
 
     type_selector: TypeSelector | None = None
@@ -132,8 +123,7 @@ class PodSelector:
     replica_key_path: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Component:
+class Component(Struct, frozen=True):
     """One node of the structure tree.
 
     Attributes:
@@ -158,8 +148,7 @@ class Component:
         return self.spec is not None and self.spec.variants > 0
 
 
-@dataclass(frozen=True, slots=True)
-class PodGroupMember:
+class PodGroupMember(Struct, frozen=True):
     """Alpha gang form: a member component, its grouping keys and filters (jq on pods)."""
 
     component_name: str
@@ -167,16 +156,14 @@ class PodGroupMember:
     filters: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class PodGroupAlpha:
+class PodGroupAlpha(Struct, frozen=True):
     """Deprecated ``podGroups`` entry."""
 
     name: str
     members: tuple[PodGroupMember, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Topology:
+class Topology(Struct, frozen=True):
     """Topology constraint of a pod group or subgroup."""
 
     topology_name: str
@@ -184,8 +171,7 @@ class Topology:
     required_level: str
 
 
-@dataclass(frozen=True, slots=True)
-class PodGroupSpec:
+class PodGroupSpec(Struct, frozen=True):
     """Current ``podGroup`` form: one pod group with one subgroup per listed component."""
 
     name: str
@@ -193,16 +179,14 @@ class PodGroupSpec:
     topology: Topology | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GangScheduling:
+class GangScheduling(Struct, frozen=True):
     """``optimizationInstructions.gangScheduling``; consumers prefer ``pod_group``."""
 
     pod_groups: tuple[PodGroupAlpha, ...] = ()
     pod_group: PodGroupSpec | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Definition:
+class Definition(Struct, frozen=True, eq=False):
     """A parsed definition.
 
     Attributes:
@@ -218,7 +202,20 @@ class Definition:
     children: tuple[Component, ...]
     additional_child_kinds: tuple[GVK, ...] = ()
     gang: GangScheduling | None = None
-    manifest: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when every field but ``manifest`` (the source text's parse) is equal."""
+        return other.__class__ is self.__class__ and self._key() == other._key()
+
+    def __ne__(self, other: object) -> bool:  # msgspec's own != would compare every field
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.source_format, self.root, self.children, self.additional_child_kinds, self.gang)
 
     @property
     def gvk(self) -> GVK:

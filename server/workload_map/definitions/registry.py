@@ -14,8 +14,9 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Iterator
+
+from msgspec import Struct, field
 
 from workload_map.definitions.catalog import Catalog
 from workload_map.definitions.model import Definition
@@ -25,8 +26,7 @@ _SEQUENCE = itertools.count()
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Struct, frozen=True):
     """A definition in the registry.
 
     Attributes:

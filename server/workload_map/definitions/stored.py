@@ -8,8 +8,9 @@ so the registration path and the HTTP error mapping (503) need neither store.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.errors import ServerError
 
@@ -20,8 +21,7 @@ class StoreError(ServerError):
     code = "store_unavailable"
 
 
-@dataclass(frozen=True, slots=True)
-class StoredDefinition:
+class StoredDefinition(Struct, frozen=True):
     """One definition as read back from a store.
 
     Attributes:

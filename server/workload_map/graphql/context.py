@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from msgspec import Struct, field
 
 from workload_map.auth.access import Guard
 from workload_map.auth.scope import pod_namespaces
@@ -24,8 +25,7 @@ from workload_map.registration.registrar import Registrar
 T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class Context:
+class Context(Struct):
     """Per-request (per-websocket) context built by ``workload_map.api.graphql``.
 
     Attributes:

@@ -29,7 +29,6 @@ message naming the limit:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 
 from graphql import (
@@ -48,6 +47,7 @@ from graphql import (
 )
 
 from graphql.execution.values import VariableValues, get_variable_values
+from msgspec import Struct
 
 from workload_map.service.pagination import MAX_PAGE_SIZE
 
@@ -61,8 +61,7 @@ _MAX_NESTING = 64
 """Selection sets deeper than this are refused outright (the depth rule allows 15)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CostLimits:
+class CostLimits(Struct, frozen=True):
     """Budgets of one server (``settings.http``)."""
 
     max_cost: int = DEFAULT_MAX_COST

@@ -39,7 +39,9 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from dataclasses import dataclass, field, replace
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from workload_map.gvk import GVK
 from workload_map.kube.api import KubeApi, ResourceClient
@@ -63,8 +65,7 @@ Probe = Callable[[], Awaitable[bool]]
 
 
 
-@dataclass(frozen=True, slots=True)
-class CacheOptions:
+class CacheOptions(Struct, frozen=True):
     """Cache settings.
 
     Attributes:
@@ -88,8 +89,7 @@ class CacheOptions:
     queue_size: int = DEFAULT_QUEUE_SIZE
 
 
-@dataclass(eq=False)
-class _Informer:
+class _Informer(Struct, eq=False):
     """Book-keeping of one watched GVK."""
 
     gvk: GVK

@@ -25,12 +25,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import ConfigException, load_kube_config
+from msgspec import Struct
 
 from workload_map.errors import ServerError
 
@@ -45,8 +45,7 @@ class ClusterConfigError(ServerError):
     code = "cluster_config"
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigSource:
+class ConfigSource(Struct, frozen=True):
     """Where the cluster configuration comes from.
 
     Attributes:

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import Struct
 import yaml
 
 from workload_map.errors import InvalidRequest
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterTarget:
+class ClusterTarget(Struct, frozen=True):
     """One cluster to read.
 
     Attributes:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cachetools import TTLCache
+from msgspec import Struct
 
 from workload_map.gvk import GVK
 from workload_map.kube.api import gv_path
@@ -42,8 +42,7 @@ DISCOVERY_TTL = 6 * 3600.0
 NEGATIVE_TTL = 60.0
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceInfo:
+class ResourceInfo(Struct, frozen=True):
     """How to address a GVK: ``plural`` resource name and whether it is namespaced."""
 
     gvk: GVK

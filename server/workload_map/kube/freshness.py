@@ -23,8 +23,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
-from dataclasses import dataclass
 from datetime import datetime, timezone
+
+from msgspec import Struct
 
 from workload_map.gvk import GVK
 from workload_map.kube.reader import InformerState, InformerStatus
@@ -33,8 +34,7 @@ if TYPE_CHECKING:  # the reflector module imports the Kubernetes client: not for
     from workload_map.kube.reflector import Reflector
 
 
-@dataclass(frozen=True, slots=True)
-class Freshness:
+class Freshness(Struct, frozen=True):
     """Summary of a cluster's informers.
 
     Attributes:

@@ -22,9 +22,10 @@ when a condition's status changes (Kubernetes API conventions).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.gvk import GVK, KARTA_GVK
 from workload_map.kube.rest import MERGE_PATCH, send_json
@@ -41,8 +42,7 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True, slots=True)
-class KartaFindings:
+class KartaFindings(Struct, frozen=True):
     """What the server found about one Karta.
 
     Attributes:

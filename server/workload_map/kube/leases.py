@@ -20,9 +20,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.kube.api import KubeApi
 from workload_map.kube.errors import KubeApiError
@@ -38,8 +39,7 @@ def micro_time(moment: datetime | None = None) -> str:
     return (moment or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-@dataclass(frozen=True, slots=True)
-class LeaseTimings:
+class LeaseTimings(Struct, frozen=True):
     """Leader election periods, seconds.
 
     A Lease not renewed for ``lease_duration`` may be taken over; the leader tries every

@@ -13,10 +13,10 @@ cluster, user or context name.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msgspec import Struct
 import yaml
 
 from kubernetes_asyncio.client import Configuration
@@ -28,8 +28,7 @@ from workload_map.kube.client import ClusterConfigError, ConfigSource, KubeClien
 OVERRIDE_CONTEXT = "wmap-flags"
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionFlags:
+class ConnectionFlags(Struct, frozen=True):
     """The flag values ("" / False: not given)."""
 
     server: str = ""

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from msgspec import Struct
 
 from workload_map.gvk import GVK
 from workload_map.owners import MAX_OWNER_DEPTH
@@ -52,8 +53,7 @@ SETTLED_STATES: frozenset[str] = frozenset({"synced", "crd_missing", "forbidden"
 """States that do not block readiness (``crd_missing`` and ``forbidden`` are reported)."""
 
 
-@dataclass(frozen=True, slots=True)
-class InformerStatus:
+class InformerStatus(Struct, frozen=True):
     """Health and counters of the informer of one GVK (all namespaces it covers).
 
     Attributes:
@@ -101,8 +101,7 @@ class InformerStatus:
         return self.has_synced or self.state in ("crd_missing", "forbidden")
 
 
-@dataclass(frozen=True, slots=True)
-class ChangeEvent:
+class ChangeEvent(Struct, frozen=True):
     """One change of the cache, delivered to subscribers.
 
     Attributes:

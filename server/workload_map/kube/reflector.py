@@ -49,8 +49,9 @@ import logging
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from msgspec import Struct
 
 from workload_map.gvk import GVK
 from workload_map.kube.backoff import Backoff
@@ -84,8 +85,7 @@ class Sink(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class ReflectorOptions:
+class ReflectorOptions(Struct, frozen=True):
     """Tunables; tests shrink the timeouts and delays.
 
     Attributes:

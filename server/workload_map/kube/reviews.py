@@ -30,9 +30,9 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct
 from multidict import CIMultiDict
 
 from workload_map.errors import ServerError
@@ -55,8 +55,7 @@ class ReviewUnavailable(ServerError):
     code = "auth_unavailable"
 
 
-@dataclass(frozen=True, slots=True)
-class ReviewedUser:
+class ReviewedUser(Struct, frozen=True):
     """The identity a TokenReview returned (``status.user``).
 
     Attributes:
@@ -72,8 +71,7 @@ class ReviewedUser:
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class AccessAttributes:
+class AccessAttributes(Struct, frozen=True):
     """What is asked in a SubjectAccessReview: a resource request or a non-resource URL.
 
     Attributes:
@@ -198,8 +196,7 @@ def _user(raw: Mapping[str, Any]) -> ReviewedUser:
 # ---- impersonation ---------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class Acting:
+class Acting(Struct):
     """The identity requests are made as inside :func:`acting_as`, and what the API server said.
 
     Attributes:

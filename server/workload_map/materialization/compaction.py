@@ -13,10 +13,10 @@ replaces:
   :class:`~workload_map.resolution.frozen.FrozenList` and sets by ``frozenset``: read-only
   containers whose mutators raise, so sharing them is safe;
 - every read-only value (``Decimal``, ``frozenset``, tuple, frozen container, frozen
-  dataclass such as the ``GpuPolicy`` or ``Replicas``, and the ``VALUE_RECORDS`` such as
+  record (``msgspec.Struct``) such as the ``GpuPolicy`` or ``Replicas``, and the ``VALUE_RECORDS`` such as
   ``GpuFigures``) by one shared instance per distinct value, kept in the cache's bounded,
   generational table (``SharedValues``). "Distinct" is exact: ``Decimal("1")`` and ``Decimal("1.0")`` are
-  equal but print differently, so they stay apart. One exception: a frozen dataclass is
+  equal but print differently, so they stay apart. One exception: a frozen record is
   shared by its own equality (its fields compared with ``==``, not walked), which is exact
   for the frozen classes a view holds: ``Replicas`` counts are plain ints
   (``resolution.extract`` converts counts with ``int`` and refuses a bool; the others are
@@ -40,7 +40,6 @@ tests/service check every catalog fixture). Measured with ``python -m benchmarks
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import sys
 from decimal import Decimal
@@ -51,7 +50,7 @@ from workload_map.resolution.frozen import EMPTY_MAP, FrozenDict, FrozenList
 from workload_map.resolution.view import GpuFigures
 
 VALUE_RECORDS: frozenset[type] = frozenset({GpuFigures})
-"""Mutable dataclasses shared like frozen ones once compacted: nothing assigns their fields
+"""Mutable records shared like frozen ones once compacted: nothing assigns their fields
 after resolution (their only mutators change their containers, which are read-only by then:
 ``GpuFigures.merge`` runs while resolving, in the worker)."""
 
@@ -61,23 +60,22 @@ generational table, ``workload_map.kube.compact.SharedValues``: at most 8,192 en
 1 MB; values that repeat come back within a few views)."""
 
 _TABLE = SharedValues(TABLE_CAPACITY)
-_FIELDS: dict[type, tuple[str, ...]] = {}
 _NO = object()
 """Key part of a value that cannot be shared (see :class:`_Walk`)."""
 
 _PLAIN, _FROZEN, _RECORD, _OTHER = range(4)
 _KINDS: dict[type, int] = {}
-"""Class -> how it is compacted: a dataclass walked in place, a frozen dataclass shared
+"""Class -> how it is compacted: a record walked in place, a frozen record shared
 whole, a :data:`VALUE_RECORDS` class walked then shared, or anything else kept as it is."""
 
 
 def _kind(cls: type) -> int:
     kind = _KINDS.get(cls)
     if kind is None:
-        params = getattr(cls, "__dataclass_params__", None)
-        if params is None or not hasattr(cls, "__dataclass_fields__"):
+        config = getattr(cls, "__struct_config__", None)
+        if config is None:
             kind = _OTHER
-        elif params.frozen:
+        elif config.frozen:
             kind = _FROZEN
         else:
             kind = _RECORD if cls in VALUE_RECORDS else _PLAIN
@@ -92,7 +90,7 @@ class _Walk:
     the tuple of its items' parts (hash-consing, as ``workload_map.kube.compact``): a short
     string is itself, ``None`` is ``None``, a bool, int, float (by its printed form),
     ``Decimal`` (by its printed form: ``1`` and ``1.0`` stay apart) or enum member is
-    ``(class, value)``, and a shared container or frozen dataclass is the ``id`` of its one
+    ``(class, value)``, and a shared container or frozen record is the ``id`` of its one
     shared instance (a bare ``int``, never confused with a number, which is always
     tagged; stable while the table holds the container naming it). A container's key
     starts with a tag of its class (``{`` FrozenDict, ``[`` FrozenList, ``(`` tuple,
@@ -171,7 +169,7 @@ class _Walk:
             except TypeError:  # an unhashable field: keep it apart
                 return value, _NO
             return out, id(out)
-        return self.dataclass(value, cls, kind)
+        return self.record(value, cls, kind)
 
     def mapping(self, value: dict[Any, Any]) -> tuple[Any, Any]:
         if not value:
@@ -200,11 +198,9 @@ class _Walk:
             return out, _NO
         return _share(tuple(key), out)
 
-    def dataclass(self, value: Any, cls: type, kind: int) -> tuple[Any, Any]:
+    def record(self, value: Any, cls: type, kind: int) -> tuple[Any, Any]:
         self.memo[id(value)] = (value, _NO)  # cycles end here
-        names = _FIELDS.get(cls)
-        if names is None:
-            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+        names: tuple[str, ...] = cls.__struct_fields__  # type: ignore[attr-defined]
         parts: list[Any] | None = [cls] if kind == _RECORD else None
         for name in names:
             item = getattr(value, name)
@@ -233,11 +229,11 @@ def compact_view(view: Any) -> Any:
     """Compact ``view`` in place (see module docstring) and return it.
 
     Args:
-        view: a freshly unpickled ``WorkloadView`` (or any slotted dataclass tree) that no
+        view: a freshly unpickled ``WorkloadView`` (or any tree of records) that no
             other code holds yet.
 
     Returns:
-        ``view`` itself (a dataclass is compacted in place; a bare container comes back as
+        ``view`` itself (a record is compacted in place; a bare container comes back as
         its read-only copy), equal to what it was (``==`` of every field), its containers
         now read-only (a later change raises ``TypeError``).
     """

@@ -14,8 +14,9 @@ Single event loop: ``publish`` is called from the loop, never from a worker thre
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from msgspec import Struct
 
 from workload_map.definitions.phases import Phase
 from workload_map.resolution import WorkloadView
@@ -28,8 +29,7 @@ ChangeType = Literal["added", "modified", "removed"]
 DEFAULT_QUEUE_SIZE = 1_000
 
 
-@dataclass(frozen=True, slots=True)
-class ViewChange:
+class ViewChange(Struct, frozen=True):
     """One workload's view changed.
 
     Attributes:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from workload_map.definitions.model import Definition
@@ -29,8 +30,7 @@ def definition_key(definition: Definition) -> str:
     return key
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(Struct, frozen=True):
     """The result of one job: ``view`` (status ok) or ``error`` (failed/timeout/crashed).
 
     ``view`` is the job's result: a ``WorkloadView`` for a resolution, see

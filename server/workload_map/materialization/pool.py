@@ -39,9 +39,10 @@ import queue
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
+
+from msgspec import Struct
 
 from workload_map.definitions.model import Definition
 from workload_map.materialization import worker as worker_module
@@ -76,8 +77,7 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@dataclass(slots=True)
-class _Item:
+class _Item(Struct):
     job: AnyJob
     definition: Definition | None
     attempts: int = 0

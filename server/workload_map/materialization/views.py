@@ -36,9 +36,11 @@ from __future__ import annotations
 import bisect
 import sys
 import threading
-from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any, Callable, Iterator, Mapping
+
+from msgspec import Struct, field
+from msgspec.structs import fields
 
 from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
@@ -49,8 +51,7 @@ GROUP_BY = ("NAMESPACE", "KIND", "NODE", "PHASE", "CLUSTER")
 UNSCHEDULED = "<unscheduled>"
 
 
-@dataclass(slots=True)
-class GpuBucket:
+class GpuBucket(Struct):
     """GPU totals of one group in ``WorkloadService.gpu_summary``.
 
     Attributes:
@@ -204,8 +205,7 @@ def identity_key(group: str, kind: str, namespace: str | None, name: str) -> Ide
     return (group, sys.intern(kind.lower()), namespace or None, name)
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(Struct, frozen=True):
     """One materialized workload: its definition entry in force and its view."""
 
     entry: Entry
@@ -217,8 +217,7 @@ class Record:
         return self.entry.gvk
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(Struct, frozen=True):
     """The records of one store generation in list order (immutable, shared by readers).
 
     Attributes:

@@ -37,14 +37,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from workload_map.definitions.model import Definition
 from workload_map.jq import set_evaluation_tracer
 from workload_map.jq.trial import slowest_evaluation
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, resolve
-from workload_map.resolution.frozen import quick_state
 from workload_map.resolution.nesting import Nested
 from workload_map.resolution.studio import evaluate as studio_evaluate
 
@@ -86,9 +86,7 @@ def limit_memory(budget: int = MEMORY_BUDGET_BYTES) -> int:
     return cap
 
 
-@quick_state
-@dataclass(frozen=True, slots=True)
-class Inputs:
+class Inputs(Struct, frozen=True):
     """What one resolution reads besides the definition: the arguments of ``workload_map.resolution.resolve``.
 
     Built in one place, ``workload_map.materialization.workset.WorkloadSet.inputs``; pickled
@@ -128,9 +126,7 @@ class Inputs:
                        dependent_conflicts=self.dependent_conflicts)
 
 
-@quick_state
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(Struct, frozen=True):
     """One resolution job sent to a worker process.
 
     Attributes:
@@ -144,8 +140,7 @@ class Job:
     inputs: Inputs
 
 
-@dataclass(frozen=True, slots=True)
-class TrialJob:
+class TrialJob(Struct, frozen=True):
     """The registration trial of one jq expression (``workload_map.jq.trial``).
 
     Attributes:
@@ -159,8 +154,7 @@ class TrialJob:
     samples: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class StudioJob:
+class StudioJob(Struct, frozen=True):
     """One evaluation of the definition studio (``workload_map.resolution.studio.evaluate``).
 
     Attributes:

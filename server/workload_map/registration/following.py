@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.definitions.load import check_definition
 from workload_map.definitions.model import Definition
@@ -44,8 +45,7 @@ TRIAL_MEMO_SIZE = 1024
 """Most expression sets remembered as having passed the trial (then the memo restarts)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(Struct, frozen=True):
     """A stored definition (file or Karta) that failed validation and is not in force."""
 
     origin: str

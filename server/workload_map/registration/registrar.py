@@ -15,14 +15,15 @@ its base, :class:`~workload_map.registration.following.DefinitionIntake`.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
+import msgspec.structs
 
 from workload_map.definitions.load import load_definition
 from workload_map.definitions.model import Definition
@@ -64,8 +65,7 @@ def not_deletable(gvk: GVK) -> Conflict:
                     "deleted here")
 
 
-@dataclass(frozen=True, slots=True)
-class Registration:
+class Registration(Struct, frozen=True):
     """Outcome of :meth:`Registrar.register`.
 
     Attributes:
@@ -175,7 +175,7 @@ class Registrar(DefinitionIntake):
             self._check_room(definition.name, len(json.dumps(manifest, default=str)))
             await self.store.save(definition.name, manifest)
             # the stored manifest only adds labels and the registration time: not parsed again
-            entry = self._put(self.store.origin, definition.name, dataclasses.replace(definition, manifest=manifest),
+            entry = self._put(self.store.origin, definition.name, msgspec.structs.replace(definition, manifest=manifest),
                               manifest["metadata"]["annotations"][REGISTERED_AT])
             log.info("registered definition %s for %s (origin %s)", definition.name, definition.gvk,
                      self.store.origin)

@@ -24,8 +24,9 @@ caller saw (precondition; default: the version read just before the write).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.definitions.names import annotation_key_problem, label_key_problem, label_value_problem
 from workload_map.errors import InvalidRequest
@@ -36,8 +37,7 @@ KNOWN = frozenset({*MAP_FIELDS, *STRING_FIELDS, "tolerations", "containers", "co
                    "resourceVersion"})
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerChange:
+class ContainerChange(Struct, frozen=True):
     """Changes to one container, found by ``name``."""
 
     name: str
@@ -45,8 +45,7 @@ class ContainerChange:
     resources: dict[str, dict[str, Any]] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PodChange:
+class PodChange(Struct, frozen=True):
     """A validated change (see the module docstring for each field's rule)."""
 
     maps: tuple[tuple[str, dict[str, str | None]], ...] = ()

@@ -24,9 +24,10 @@ are the demand. Allocated figures come from ``status.allocation`` only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.gvk import GVK
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests, add_into
@@ -37,8 +38,7 @@ DRA_KINDS = (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE)
 PREFIX = "dra/"
 
 
-@dataclass(slots=True)
-class Demand:
+class Demand(Struct):
     """DRA GPU devices by ``dra/<class>``; ``unknown``: keys whose count is not known yet."""
 
     devices: Requests = field(default_factory=dict)
@@ -127,8 +127,7 @@ def claim_demand(claim: Mapping[str, Any], policy: GpuPolicy, errors: list[str])
     return spec_demand(claim.get("spec"), policy, f"ResourceClaim {name}: spec", errors)
 
 
-@dataclass(slots=True)
-class ClaimSources:
+class ClaimSources(Struct):
     """The ResourceClaims and ResourceClaimTemplates a workload's pods may name, by (namespace, name)."""
 
     claims: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
@@ -152,8 +151,7 @@ class ClaimSources:
                            errors)
 
 
-@dataclass(slots=True)
-class PodClaims:
+class PodClaims(Struct):
     """DRA figures of one pod (or pod template).
 
     Attributes:

@@ -16,8 +16,9 @@ Rules (docs/definition-format.md section 7):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.definitions.model import Component, SpecDefinition
 from workload_map.errors import JqEvaluationError
@@ -37,8 +38,7 @@ class CountError(ExtractionError):
     """A scale path gave a value that is not a count (the workload's phase becomes Undefined)."""
 
 
-@dataclass(slots=True)
-class Scale:
+class Scale(Struct):
     """Scale of one instance; ``None`` means unset."""
 
     replicas: int | None = None

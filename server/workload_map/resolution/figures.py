@@ -9,8 +9,9 @@ and templates of one ``resolve()`` call and fills the DRA part of pod rows and p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.resolution.dra import ClaimSources, Demand, PodClaims, pod_claims, template_claims
 from workload_map.resolution.resources import GpuPolicy, Requests, add_into
@@ -48,8 +49,7 @@ def pod_figures(pods: Sequence[PodView]) -> tuple[Requests, Requests, set[str]]:
     return requested, allocated, unknown
 
 
-@dataclass(slots=True)
-class DraContext:
+class DraContext(Struct):
     """DRA inputs of one resolution (inactive, and free, when no claim or template is given).
 
     Attributes:

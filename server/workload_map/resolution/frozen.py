@@ -12,14 +12,10 @@ uncompacted view, ``sorted``, iteration, ``dict(x)``) works unchanged; copies
 (``dict(x)``, ``list(x)``, ``x | y``, ``x + y``) are ordinary mutable containers. Pickling and
 ``copy`` rebuild them through the constructor.
 
-:func:`quick_state` is the pickling of the frozen dataclasses that cross the worker pipe
-(a view's ``Replicas`` and ``GpuPolicy``, a job and its inputs).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from typing import Any, NoReturn, TypeVar
 
 K = TypeVar("K")
@@ -79,38 +75,3 @@ for _cls, _names in _MUTATORS.items():
 
 EMPTY_MAP: FrozenDict[Any, Any] = FrozenDict()
 """The one shared empty mapping (default of rarely set view fields)."""
-
-
-C = TypeVar("C", bound=type)
-
-
-def quick_state(cls: C) -> C:
-    """Pickle the frozen slotted dataclass ``cls`` as the tuple of its fields (a class decorator).
-
-    ``dataclasses`` gives a frozen class with ``slots=True`` a ``__getstate__`` /
-    ``__setstate__`` pair written in Python that calls ``dataclasses.fields()`` for every
-    instance (CPython 3.11, ``dataclasses._dataclass_getstate`` / ``_dataclass_setstate``): 45%
-    of unpickling a resolved view went there (5.5 such instances per view, 2,000 generated
-    workloads under cProfile). Here the names are read once per class, the state is one C
-    ``operator.attrgetter`` call and is restored field by field with ``object.__setattr__``,
-    as the frozen ``__init__`` does. Use it above ``@dataclass(frozen=True, slots=True)``;
-    both ends of a pipe run the same code, so the state's shape is private.
-
-    Raises:
-        TypeError: ``cls`` is not a dataclass.
-    """
-    names = tuple(field.name for field in dataclasses.fields(cls))
-    read = operator.attrgetter(*names)
-    assign = object.__setattr__
-
-    def __getstate__(self: Any) -> tuple[Any, ...]:
-        state = read(self)
-        return state if len(names) > 1 else (state,)
-
-    def __setstate__(self: Any, state: tuple[Any, ...]) -> None:
-        for name, value in zip(names, state, strict=True):
-            assign(self, name, value)
-
-    setattr(cls, "__getstate__", __getstate__)  # noqa: B010 - a class attribute mypy types as a method
-    setattr(cls, "__setstate__", __setstate__)  # noqa: B010
-    return cls

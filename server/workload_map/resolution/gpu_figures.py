@@ -7,9 +7,10 @@ Units: ``cpuMillis`` millicores, ``memoryBytes`` bytes, ``gpus`` whole devices;
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.resolution.quantity import format_quantity
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
@@ -30,8 +31,7 @@ def _number(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
-@dataclass(slots=True)
-class GpuFigures:
+class GpuFigures(Struct):
     """The three GPU figures platforms need, kept apart because they diverge.
 
     Attributes:

@@ -25,9 +25,10 @@ only when it lands in a component that lists the child's kind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.definitions.extensions import LIVE_SCALE_ANNOTATION, LIVE_SCALE_KINDS, GroupKind, live_scale_entries
 from workload_map.definitions.model import Definition
@@ -140,8 +141,7 @@ READERS: dict[GroupKind, Callable[[Mapping[str, Any]], list[StandIn]]] = {
 assert READERS.keys() == LIVE_SCALE_KINDS, "a live-scale kind without a reader (or the reverse)"
 
 
-@dataclass(frozen=True, slots=True)
-class LiveRules:
+class LiveRules(Struct, frozen=True):
     """Parsed ``live-scale`` annotation: component name -> the child kinds read for it."""
 
     kinds: dict[str, frozenset[GroupKind]]

@@ -24,10 +24,11 @@ docs/definition-format.md, "Extensions"). Rules:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import msgspec.structs
 
 from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.model import Component, Definition
@@ -156,7 +157,7 @@ def without(definition: Definition, names: set[str]) -> Definition:
     drop = {n for n in names if not definition.children_of(n)}
     if not drop:
         return definition
-    return dataclasses.replace(definition, children=tuple(c for c in definition.children if c.name not in drop))
+    return msgspec.structs.replace(definition, children=tuple(c for c in definition.children if c.name not in drop))
 
 
 def outer_definition(definition: Definition, children: Sequence[Mapping[str, Any]]) -> Definition:
@@ -286,7 +287,7 @@ def fold(view: WorkloadView, inner: WorkloadView, at: int, *, gangs: bool) -> in
     view.components[at:at] = kept
     attributed = {p.uid or p.name for c in inner.all_components() for p in c.pods}
     view.unattributed = [p for p in view.unattributed if (p.uid or p.name) not in attributed]
-    view.replicas = dataclasses.replace(view.replicas, desired=view.replicas.desired + inner.replicas.desired)
+    view.replicas = msgspec.structs.replace(view.replicas, desired=view.replicas.desired + inner.replicas.desired)
     add_into(view.requests, inner.requests)
     add_into(view.gpu.spec, inner.gpu.spec)
     view.gpu.unknown.setdefault(SPEC, set()).update(inner.gpu.unknown.get(SPEC, set()))

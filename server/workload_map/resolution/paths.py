@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.errors import DefinitionError
 
@@ -52,8 +53,7 @@ class NotWritable(DefinitionError):
         super().__init__(f"{field}: the path {expression!r} cannot be written through: {reason}")
 
 
-@dataclass(frozen=True, slots=True)
-class WritePath:
+class WritePath(Struct, frozen=True):
     """A parsed writable path.
 
     Attributes:

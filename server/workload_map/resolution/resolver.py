@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec.structs
+
 from workload_map.definitions.model import Component, Definition
 from workload_map.definitions.phases import Phase, primary_phase
 from workload_map.errors import JqError
@@ -297,7 +299,7 @@ def _resolve_one(definition: Definition, root: Mapping[str, Any], *, objects: Se
         if parent is not None and not _is_empty(view):
             parent.children.insert(0, view)
     root_view = views[definition.root.name]
-    top = ([ComponentView(**{**_fields(root_view), "children": []})] if definition.root.has_pod_definition else [])
+    top = ([msgspec.structs.replace(root_view, children=[])] if definition.root.has_pod_definition else [])
     top += root_view.children
     pod_bearing = [v for v in views.values() if v.has_pod_definition]
     spec_total: Requests = {}
@@ -353,10 +355,6 @@ def _owner_cycle(root: Mapping[str, Any], objects: Sequence[Mapping[str, Any]], 
     chain = owner_chain(root, by_uid.get)
     if chain.cycle:
         errors.append(ResolutionError(cycle_message(chain.cycle), field="metadata.ownerReferences"))
-
-
-def _fields(view: ComponentView) -> dict[str, Any]:
-    return {name: getattr(view, name) for name in view.__slots__}
 
 
 def failed_view(definition: Definition, root: Mapping[str, Any], message: str, *, origin: str = "catalog",

@@ -23,20 +23,18 @@ Upstream's CLI omits the "sidecars started before" term of step 2; we follow Kub
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from decimal import Decimal
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from msgspec import Struct, field
+
 from workload_map.resolution.quantity import QuantityError, parse_quantity
-from workload_map.resolution.frozen import quick_state
 
 Requests = dict[str, Decimal]
 
 
-@quick_state
-@dataclass(frozen=True, slots=True)
-class GpuPolicy:
+class GpuPolicy(Struct, frozen=True):
     """Which resource names are GPUs.
 
     Attributes:
@@ -155,8 +153,7 @@ def gpu_test(policy: GpuPolicy) -> Callable[[str], bool]:
     return names.__getitem__
 
 
-@dataclass(slots=True)
-class RequestResult:
+class RequestResult(Struct):
     """Effective requests of one pod spec, and quantity problems found on the way."""
 
     requests: Requests = field(default_factory=dict)

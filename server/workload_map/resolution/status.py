@@ -23,16 +23,16 @@ yields ``[Undefined]`` with the problem reported by the caller.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.definitions.model import StatusDefinition, StatusMatcher
 from workload_map.definitions.phases import ENTRIES_ORDER, Phase
 from workload_map.jq import Document, compile_program
 
 
-@dataclass(slots=True)
-class StatusResult:
+class StatusResult(Struct):
     """Matched phases (Entries order), the raw phase and the extracted conditions."""
 
     phases: list[Phase]

@@ -10,13 +10,13 @@ Units: ``cpuMillis`` millicores, ``memoryBytes`` bytes, ``gpus`` whole devices;
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from msgspec import Struct, field
+
 from workload_map.definitions.phases import Phase
 from workload_map.resolution.frozen import EMPTY_MAP
-from workload_map.resolution.frozen import quick_state
 from workload_map.resolution.gpu_figures import GpuFigures, resources_dict
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, Requests
 
@@ -24,8 +24,7 @@ __all__ = ["ComponentView", "GangGroup", "GpuFigures", "InstanceView", "PodClaim
            "ResolutionError", "RoleView", "WorkloadView", "resources_dict"]
 
 
-@dataclass(slots=True)
-class ResolutionError:
+class ResolutionError(Struct):
     """One problem met while resolving; the rest of the view is still produced."""
 
     message: str
@@ -42,8 +41,7 @@ class ResolutionError:
 _NO_NAMES: frozenset[str] = frozenset()
 
 
-@dataclass(slots=True)
-class PodClaimFigures:
+class PodClaimFigures(Struct):
     """What a pod's DRA ResourceClaims add to its row.
 
     Attributes:
@@ -60,8 +58,7 @@ class PodClaimFigures:
     shared: dict[tuple[str, str], Any] = EMPTY_MAP
 
 
-@dataclass(slots=True)
-class PodView:
+class PodView(Struct):
     """One live pod as the view shows it.
 
     ``terminated``: phase Succeeded or Failed, holds nothing. ``terminating``: deleted
@@ -127,9 +124,7 @@ class PodView:
         return out
 
 
-@quick_state
-@dataclass(frozen=True, slots=True)
-class Replicas:
+class Replicas(Struct, frozen=True):
     """Desired / current / ready pods, and the scale bounds when defined.
 
     Frozen: equal figures are one shared object across stored views
@@ -152,8 +147,7 @@ class Replicas:
         return out
 
 
-@dataclass(slots=True)
-class InstanceView:
+class InstanceView(Struct):
     """One instance of a component (``id`` "" when the component has no instance ids)."""
 
     id: str
@@ -169,8 +163,7 @@ class InstanceView:
                 "pods": [p.name for p in self.pods]}
 
 
-@dataclass(slots=True)
-class ComponentView:
+class ComponentView(Struct):
     """One component (role) with its instances, pods and totals.
 
     ``requests`` is this component's own spec request (per-pod request x desired
@@ -214,8 +207,7 @@ class ComponentView:
         }
 
 
-@dataclass(slots=True)
-class RoleView:
+class RoleView(Struct):
     """A role as users name it.
 
     One per instance of a component with instance ids (JobSet replicated job ``leader``,
@@ -276,8 +268,7 @@ class RoleView:
                 "nodes": sorted({p.node for p in self.pods if p.node})}
 
 
-@dataclass(slots=True)
-class GangGroup:
+class GangGroup(Struct):
     """An expected gang: pods that must be scheduled together and its minimum size."""
 
     name: str
@@ -297,8 +288,7 @@ class GangGroup:
         return out
 
 
-@dataclass(slots=True)
-class WorkloadView:
+class WorkloadView(Struct):
     """The whole resolved workload."""
 
     name: str

@@ -20,8 +20,9 @@ nothing (a failed JSON Patch ``test`` op is only a generic 422 there).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.definitions.model import Component, Definition, SuspendAction
 from workload_map.definitions.names import annotations_size_problem
@@ -42,8 +43,7 @@ class MissingDefinitionField(DefinitionError):
     code = "missing_definition_field"
 
 
-@dataclass(slots=True)
-class Target:
+class Target(Struct):
     """Where one instance of one component keeps its pod (locations in the object)."""
 
     component: Component
@@ -59,8 +59,7 @@ class Target:
                 "paths": {k: pointer(v) for k, v in where.items() if isinstance(v, tuple)}}
 
 
-@dataclass(slots=True)
-class Plan:
+class Plan(Struct):
     """The outcome: ``updated`` object, ``patch`` ops (precondition first) and ``targets``."""
 
     updated: dict[str, Any]

@@ -22,8 +22,9 @@ being refused. Rules: docs/kartas.md and the Karta spec notes, section 5.4.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from workload_map.errors import Conflict, InvalidDefinition, InvalidRequest
 from workload_map.gvk import GVK
@@ -31,8 +32,7 @@ from workload_map.kube.kartastatus import root_gvk
 from workload_map.registration.registrar import GVK_LABELS, Registrar
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """An admission answer: allowed or refused with ``message``; ``patch`` is RFC 6902 ops."""
 
     allowed: bool

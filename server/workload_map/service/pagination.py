@@ -14,9 +14,9 @@ import bisect
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from cachetools import LRUCache
+from msgspec import Struct
 
 from workload_map.errors import InvalidRequest
 from workload_map.resolution import WorkloadView
@@ -53,8 +53,7 @@ def decode_cursor(cursor: str) -> SortKey:
     return (value[0], value[1], value[2], value[3], value[4] if len(value) == 5 else "")
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
+class Page(Struct, frozen=True):
     """One page: its views, the total before paging, and whether more follow."""
 
     items: list[WorkloadView]

@@ -13,16 +13,16 @@ descends from); with ``podGroups`` the pod is in every gang whose ``pods`` name 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from workload_map.definitions.model import Component, Definition
 from workload_map.resolution.view import GangGroup, PodView, WorkloadView
 from workload_map.materialization.views import Record, ViewStore
 
 
-@dataclass(frozen=True, slots=True)
-class PodGang:
+class PodGang(Struct, frozen=True):
     """One gang the pod is a member of.
 
     Attributes:
@@ -34,8 +34,7 @@ class PodGang:
     sub_group: tuple[str, int] | None
 
 
-@dataclass(frozen=True, slots=True)
-class PodPlacement:
+class PodPlacement(Struct, frozen=True):
     """Where one pod sits in its top-level workload.
 
     Attributes:

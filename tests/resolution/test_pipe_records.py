@@ -1,23 +1,24 @@
-"""Frozen dataclasses that cross the worker pipe pickle as a tuple of their fields (``frozen.quick_state``)."""
+"""The records that cross the worker pipe (a job, its inputs, a view's ``Replicas`` and ``GpuPolicy``).
+
+They are ``msgspec.Struct`` classes: pickled by msgspec's own ``__reduce__`` (the class and
+the tuple of its fields, written in C) and frozen where the view shares them.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import pickle
 from decimal import Decimal
 
 import pytest
 
 from workload_map.materialization.worker import Inputs, Job
-from workload_map.resolution.frozen import quick_state
 from workload_map.resolution.resources import GpuPolicy, gpu_policy
 from workload_map.resolution.view import Replicas
 
 
 @pytest.mark.parametrize("cls", [Replicas, GpuPolicy, Inputs, Job])
-def test_the_classes_of_the_pipe_use_it(cls: type) -> None:
-    assert cls.__setstate__ is not dataclasses._dataclass_setstate  # type: ignore[attr-defined]
-    assert cls.__setstate__.__qualname__ == "quick_state.<locals>.__setstate__"
+def test_the_classes_of_the_pipe_are_frozen_records(cls: type) -> None:
+    assert cls.__struct_config__.frozen  # type: ignore[attr-defined]
 
 
 def test_a_job_and_its_view_parts_come_back_equal() -> None:
@@ -33,15 +34,11 @@ def test_a_job_and_its_view_parts_come_back_equal() -> None:
         {"example.com/gpu": Decimal(2)}) == Decimal(2)
 
 
-@quick_state
-@dataclasses.dataclass(frozen=True, slots=True)
-class One:
-    value: int
-
-
-def test_the_state_is_the_fields_in_order_and_a_one_field_class_works() -> None:
-    assert One(7).__getstate__() == (7,)  # type: ignore[attr-defined]
-    assert pickle.loads(pickle.dumps(One(7))) == One(7)
-    assert Replicas(desired=3, current=2, ready=1).__getstate__()[:3] == (3, 2, 1)  # type: ignore[attr-defined]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        pickle.loads(pickle.dumps(One(7))).value = 8  # type: ignore[misc]
+def test_a_record_is_pickled_as_its_class_and_fields_in_order_and_stays_frozen() -> None:
+    replicas = Replicas(desired=3, current=2, ready=1)
+    cls, state = replicas.__reduce__()
+    assert cls is Replicas and state[:3] == (3, 2, 1)
+    back = pickle.loads(pickle.dumps(replicas))
+    with pytest.raises(AttributeError):
+        back.desired = 8  # type: ignore[misc]
+    assert back == replicas and hash(back) == hash(replicas)
