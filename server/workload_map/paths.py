@@ -1,6 +1,6 @@
 """Where the package's files are: the repository root, and the folders shipped in the package.
 
-Kept apart from :mod:`workload_map.config` (the settings and their dataclasses) so that a
+Kept apart from :mod:`workload_map.config` (the settings and their records) so that a
 one-shot command that only needs the catalog folder does not build the settings classes
 (about 3 ms of ``wmap describe -f``: docs/engine-speed.md).
 """

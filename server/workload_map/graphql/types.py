@@ -1,6 +1,6 @@
 """GraphQL object types for the workload view: thin adapters over ``workload_map.resolution.view``.
 
-Each type wraps one view dataclass in a ``strawberry.Private`` field and exposes it
+Each type wraps one view record in a ``strawberry.Private`` field and exposes it
 through plain ``def`` resolvers, so nothing is computed for fields a query does not ask
 for and no resolver awaits (graphql-core's sync path is much cheaper for large lists).
 

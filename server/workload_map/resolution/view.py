@@ -1,6 +1,6 @@
 """The resolved view of one workload: workload -> components -> instances -> pods.
 
-Plain dataclasses built by :func:`workload_map.resolution.resolver.resolve` and rendered by
+Plain records (``msgspec.Struct``) built by :func:`workload_map.resolution.resolver.resolve` and rendered by
 ``to_dict`` into the JSON view that ``wmap describe -o json``, REST and the snapshot tests
 share. The JSON is a superset of upstream ``kli describe`` (docs/definition-format.md section 11).
 
@@ -128,7 +128,7 @@ class Replicas(Struct, frozen=True):
     """Desired / current / ready pods, and the scale bounds when defined.
 
     Frozen: equal figures are one shared object across stored views
-    (``workload_map.materialization.compaction``); build a new one (``dataclasses.replace``) to change.
+    (``workload_map.materialization.compaction``); build a new one (``msgspec.structs.replace``) to change.
     """
 
     desired: int = 0
