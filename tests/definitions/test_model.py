@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from unittest import mock
 
 import msgspec.structs
 import pytest
@@ -26,6 +27,7 @@ def test_a_definition_is_equal_whatever_its_manifest_and_unequal_when_a_field_di
     fewer = msgspec.structs.replace(base, children=base.children[:-1])
     assert base != fewer and len(base.children) - len(fewer.children) == 1
     assert base != "jobset" and base != None  # noqa: E711 - any other type is unequal, never an error
+    assert base == mock.ANY and mock.ANY == base  # another type's own __eq__ is asked (NotImplemented)
 
 
 def test_a_definition_is_frozen_and_pickles_back_equal_with_its_manifest() -> None:

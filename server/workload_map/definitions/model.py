@@ -7,6 +7,7 @@ so errors found later name where the expression came from.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from msgspec import Struct, field
@@ -205,17 +206,19 @@ class Definition(Struct, frozen=True, eq=False):
     manifest: dict[str, Any] = field(default_factory=dict)
 
     def __eq__(self, other: object) -> bool:
-        """Equal when every field but ``manifest`` (the source text's parse) is equal."""
-        return other.__class__ is self.__class__ and self._key() == other._key()
+        """Equal when every field but ``manifest`` (the source text's parse) is equal.
+
+        Another type gives ``NotImplemented`` (as a dataclass did), so its own ``__eq__`` is asked.
+        """
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _compared(self) == _compared(other)
 
     def __ne__(self, other: object) -> bool:  # msgspec's own != would compare every field
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(self._key())
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.source_format, self.root, self.children, self.additional_child_kinds, self.gang)
+        return hash(_compared(self))
 
     @property
     def gvk(self) -> GVK:
@@ -248,3 +251,7 @@ class Definition(Struct, frozen=True, eq=False):
         seen = dict.fromkeys(c.kind for c in self.components if c.kind is not None)
         seen.update(dict.fromkeys(self.additional_child_kinds))
         return tuple(seen)
+
+
+_compared = operator.attrgetter(*(name for name in Definition.__struct_fields__ if name != "manifest"))
+"""The fields a :class:`Definition` is compared and hashed by (every one but ``manifest``), as one tuple."""
