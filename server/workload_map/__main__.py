@@ -1,5 +1,5 @@
 """``python -m workload_map`` runs the ``wmap`` command line."""
 
-from workload_map.cli.main import run
+from workload_map.cli.entry import run
 
 run()

@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import logging
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any, TypedDict
@@ -73,6 +72,7 @@ from workload_map.errors import ServerError
 from workload_map.kube.clusters import cluster_targets
 from workload_map.kube.reader import Reader
 from workload_map.kube.snapshotload import check_paths, load_snapshot
+from workload_map.logs import logger
 from workload_map.materialization.pool import boot_fork_server
 from workload_map.registration.stores import DefinitionStore, DirectoryStore
 from workload_map.service.reads import WorkloadReads
@@ -81,7 +81,7 @@ from workload_map.sources import has_cluster, load_extra_definitions, open_clust
 
 __all__ = ["create_app", "has_cluster", "uvicorn_limits", "warn_if_exposed"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 AUTH_MODES = ("none", "kubernetes")

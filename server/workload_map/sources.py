@@ -9,7 +9,6 @@ registry and service per cluster as a ``Fleet`` (``open_fleet``), the caller che
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,6 +20,7 @@ from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import ServerError
 from workload_map.gvk import KARTA_GVK
 from workload_map.kube.clusters import ClusterTarget
+from workload_map.logs import logger
 from workload_map.materialization.feed import ChangeFeed
 from workload_map.materialization.pool import usable_cores
 from workload_map.registration.registrar import Registrar
@@ -28,7 +28,7 @@ from workload_map.service.fleet import Fleet
 from workload_map.service.kartastatus import karta_status
 from workload_map.service.workloads import WorkloadService
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def load_extra_definitions(registry: DefinitionRegistry, directory: Path) -> None:

@@ -9,6 +9,7 @@ child with the server's budget and timeout error.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -308,3 +309,93 @@ def test_sigterm_during_describe_from_stdin_removes_the_saved_copy(tmp_path: Pat
         process.kill()
     assert process.returncode == 143 and b"Traceback" not in err
     assert list(tmp_path.glob("wmap-stdin-*")) == []
+
+
+# The console entry's start-up (workload_map.cli.entry, workload_map.cli.collector): what a
+# fresh interpreter holds after it; the time saved is printed by benchmarks.targets (cli).
+ENTRY_PROBE = """
+import sys
+from workload_map.cli.entry import import_msgspec
+import_msgspec()
+hidden = "typing_extensions" not in sys.modules
+import msgspec
+class Pod(msgspec.Struct):
+    name: str
+    gpus: int = 0
+typed = msgspec.json.decode(b'{"name": "worker-0", "gpus": 8}', type=Pod)
+import typing_extensions
+print(hidden, msgspec.json.encode(typed).decode(), typing_extensions.__name__)
+"""
+
+
+def test_the_entry_imports_msgspec_without_typing_extensions_which_stays_importable() -> None:
+    done = subprocess.run([sys.executable, "-c", ENTRY_PROBE], capture_output=True, text=True, timeout=120,
+                          cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1) == ["True", '{"name":"worker-0","gpus":8} typing_extensions\n']
+
+
+def test_a_msgspec_that_needs_typing_extensions_is_imported_the_plain_way(tmp_path: Path) -> None:
+    # a stand-in msgspec whose import fails without typing_extensions: the entry retries with it
+    (tmp_path / "msgspec").mkdir()
+    (tmp_path / "msgspec" / "__init__.py").write_text("from typing_extensions import Required\nSTAND_IN = True\n")
+    probe = ("import sys\nfrom workload_map.cli.entry import import_msgspec\nimport_msgspec()\n"
+             "print(sys.modules['msgspec'].STAND_IN, 'typing_extensions' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)})
+    assert (done.returncode, done.stdout) == (0, "True True\n"), done.stderr
+
+
+# Runs one command as the entry starts it (collector off), then prints whether it is on.
+COLLECTOR_PROBE = """
+import contextlib, gc, io, sys
+gc.disable()
+from workload_map.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(code, gc.isenabled())
+"""
+
+
+def _big_jobset_file(path: Path) -> Path:
+    """The JobSet fixture with a 5 MiB annotation: over the collector's small-input bound."""
+    from workload_map.cli.collector import SMALL_INPUT_BYTES
+
+    objects = [doc for doc in yaml.safe_load_all(JOBSET_FILE.read_text(encoding="utf-8")) if doc]
+    jobset = next(doc for doc in objects if doc["kind"] == "JobSet")
+    jobset["metadata"].setdefault("annotations", {})["padding"] = "x" * (SMALL_INPUT_BYTES + (1 << 20))
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("argv", "stdin", "collecting"), [
+    (["describe", "-f", str(JOBSET_FILE)], None, False),  # a small file: never turned on
+    (["describe", "-f", "BIG"], None, True),
+    (["describe", "-f", "-"], JOBSET_FILE, True),  # standard input: its size is not known beforehand
+    (["describe", "-f", str(JOBSET_FILE.parent)], None, True),  # a directory
+    (["catalog"], None, True),
+    (["validate", str(REPO_ROOT / "catalog")], None, True),
+], ids=["small file", "big file", "stdin", "directory", "catalog", "validate"])
+def test_the_collector_is_on_again_for_every_command_but_describe_of_a_small_file(
+        tmp_path: Path, argv: list[str], stdin: Path | None, collecting: bool) -> None:
+    argv = [str(_big_jobset_file(tmp_path / "big.json")) if a == "BIG" else a for a in argv]
+    done = subprocess.run([sys.executable, "-c", COLLECTOR_PROBE, *argv], capture_output=True, text=True,
+                          timeout=120, cwd=REPO_ROOT, input=stdin.read_text(encoding="utf-8") if stdin else None)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"0 {collecting}\n"
+
+
+def test_describe_f_of_a_small_file_imports_neither_logging_nor_shutil_nor_typing_extensions(tmp_path: Path) -> None:
+    # each costs 1.3-5 ms of a ~76 ms one-shot run (docs/engine-speed.md); the process as the entry starts it,
+    # the catalog's parse cache written by a first run (only writing it needs tempfile)
+    env = {**os.environ, "WMAP_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-m", "workload_map", "describe", "-f", str(JOBSET_FILE)],
+                           capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env)
+    assert first.returncode == 0 and list(tmp_path.glob("catalog-*.json")), first.stderr
+    probe = ("import contextlib, gc, io, sys\ngc.disable()\nfrom workload_map.cli.entry import import_msgspec\n"
+             "import_msgspec()\nfrom workload_map.cli.main import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(sys.argv[1:])\n"
+             "print(code, [m for m in ('logging', 'shutil', 'tempfile', 'typing_extensions') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe, "describe", "-f", str(JOBSET_FILE)], capture_output=True,
+                          text=True, timeout=120, cwd=REPO_ROOT, env=env)
+    assert (done.returncode, done.stdout) == (0, "0 []\n"), done.stderr

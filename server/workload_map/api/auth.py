@@ -19,7 +19,6 @@ a websocket with a header that does not authenticate is refused before it is acc
 
 from __future__ import annotations
 
-import logging
 
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -31,8 +30,9 @@ from workload_map.api.ui import UI_PREFIX
 from workload_map.auth.access import Guard
 from workload_map.auth.identity import bearer_token
 from workload_map.errors import CacheNotReady, Forbidden, ServerError, Unauthorized
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz"})
 GUARD_KEY = "wmap.guard"

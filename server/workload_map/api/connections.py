@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-log = logging.getLogger(__name__)
+from workload_map.logs import logger
+
+log = logger(__name__)
 
 PROBE_SLOTS = 16
 """Connections above ``max_connections`` that are served for a probe request only."""

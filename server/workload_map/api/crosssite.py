@@ -32,7 +32,6 @@ handshakes are checked by strawberry's view against the same ``allowed_origins``
 from __future__ import annotations
 
 import ipaddress
-import logging
 from collections.abc import Iterable
 
 from starlette.datastructures import Headers
@@ -41,8 +40,9 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workload_map.api.errors import error_response, is_graphql
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 WRITE_TYPES = ("application/json", "application/yaml")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workload_map.api.errors import DeadlineExceeded, is_graphql, response_for
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DEADLINE_KEY = "wmap.deadline"
 

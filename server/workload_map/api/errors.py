@@ -14,7 +14,6 @@ read an error of the schema (``workload_map.graphql.errors``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,8 +39,9 @@ from workload_map.kube.reviews import ReviewUnavailable
 from workload_map.definitions.stored import StoreError
 
 from workload_map.api.waits import TooManyWaits
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class WaitTimeout(ServerError):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import logging
 import re
 from pathlib import Path
 
@@ -27,8 +26,9 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from workload_map.api.errors import error_response
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 ASSETS_PREFIX = "/graphiql/assets/"
 _ASSET = re.compile(r'(?P<attr>src|href)="(?P<cdn>https://[^/"]+/)(?P<spec>(?:@[^/"]+/)?[^/@"]+@[^/"]+)/'

@@ -22,7 +22,6 @@ they mostly wait for changes.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from contextvars import ContextVar
 from collections.abc import Hashable, Mapping
@@ -64,8 +63,9 @@ from workload_map.api.runtime import runtime_of
 from workload_map.auth.access import UNAUTHENTICATED, Guard
 from workload_map.auth.identity import payload_token
 from workload_map.errors import CacheNotReady, ServerError
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL, MULTIPART_SUBSCRIPTION_PROTOCOL)
 

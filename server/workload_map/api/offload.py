@@ -28,13 +28,14 @@ cost limit of ``workload_map.graphql.cost``).
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-log = logging.getLogger(__name__)
+from workload_map.logs import logger
+
+log = logger(__name__)
 
 T = TypeVar("T")
 

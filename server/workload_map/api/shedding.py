@@ -21,7 +21,6 @@ Pacing is ``workload_map.api.admission``.
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 
 from starlette.datastructures import Headers
@@ -29,8 +28,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workload_map.api.errors import Overloaded, is_graphql, response_for
 from workload_map.errors import ServerError
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 EXPENSIVE_PATHS = re.compile(r"/graphql/?|/api/v1/workloads/?|/api/v1/namespaces/[^/]+/workloads/?|/api/v1/studio/evaluate")
 STREAM_TYPES = ("text/event-stream", "multipart/mixed")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 from typing import Any
 
 from starlette.applications import Starlette
@@ -31,9 +30,10 @@ from starlette.routing import Route
 
 from workload_map.api.runtime import Runtime
 from workload_map.gvk import KARTA_GVK
+from workload_map.logs import logger
 from workload_map.service.admission import Verdict, label_patch, validate_karta
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MAX_REVIEW_BYTES = 3 * 1024 * 1024
 """Largest AdmissionReview accepted (a Karta is at most 1.5 MiB in etcd; old and new object)."""

@@ -18,7 +18,6 @@ Errors: ``Unauthorized`` (401) for a missing or rejected token; ``Forbidden`` (4
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any, Protocol, TypeVar
 
@@ -29,8 +28,9 @@ from workload_map.auth.identity import LOCAL, Caller, token_key
 from workload_map.errors import Forbidden, Unauthorized
 from workload_map.kube.reviews import AccessAttributes, ReviewedUser
 from workload_map.kube.reviews import ReviewUnavailable as ReviewUnavailable  # re-exported for workload_map.graphql
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 T = TypeVar("T")
 

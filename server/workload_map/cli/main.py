@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import errno
+import functools
 import json
 import os
 import signal
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from workload_map.cli.collector import resume, resume_unless_small
 from workload_map.cli.inputs import (
     EXIT_BROKEN_PIPE,
     EXIT_FAIL,
@@ -58,6 +60,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
     if not args.file:
         from workload_map.cli import live
         return live.describe(args)
+    resume_unless_small(args.file)
     from workload_map.cli.describe import describe_files
 
     return describe_files(args, build_registry(args.definition, args.catalog_dir))
@@ -169,9 +172,40 @@ def _prog() -> str:
     return "kubectl wmap" if Path(sys.argv[0]).name.startswith("kubectl-wmap") else "wmap"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its help laid out at a terminal width found without :mod:`shutil`.
+
+    argparse's help formatter imports shutil (and with it bz2 and lzma) to ask
+    ``shutil.get_terminal_size()`` each time one is made, and building the parser makes
+    one per argument: 1.3 ms of a one-shot ``describe -f`` (docs/engine-speed.md, "The
+    one-shot CLI's start-up"). The width is worked out once, as shutil works it out
+    (:func:`_terminal_columns`), less argparse's margin of 2. Subcommand parsers are of
+    this class too (``add_subparsers`` makes parsers of its parser's class).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", functools.partial(argparse.HelpFormatter, width=_terminal_columns() - 2))
+        super().__init__(*args, **kwargs)
+
+
+@functools.cache
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS`` when a positive number, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]  # None: below
+    except (AttributeError, ValueError, OSError):  # no stdout (AttributeError of None), closed, not a terminal
+        return 80
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands register themselves here)."""
-    p = argparse.ArgumentParser(prog=_prog(), description="Workload Map: one view of every AI workload.")
+    p = _Parser(prog=_prog(), description="Workload Map: one view of every AI workload.")
     p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     p.add_argument("--catalog-dir", default=None, help="built-in definitions directory (default: bundled catalog/)")
     sub = p.add_subparsers(dest="command", required=True)
@@ -227,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> NoReturn:
-    """The console entry (``wmap``, ``kubectl-wmap``, ``python -m workload_map``): :func:`main`, then exit.
+    """:func:`main`, then exit (called by the console entry, :func:`workload_map.cli.entry.run`).
 
     Leaves with ``os._exit`` once the output is flushed and the ``atexit`` handlers have run
     (logging's, the multiprocessing pool's, the removal of a saved stdin): the interpreter's
@@ -287,6 +321,8 @@ def _run(argv: Sequence[str] | None) -> int:
     except InvalidRequest as exc:
         return fail("usage", str(exc), EXIT_USAGE)
     output = getattr(args, "output", None)
+    if args.func is not cmd_describe:
+        resume()  # describe decides by its input (cmd_describe)
     try:
         return int(args.func(args))
     except InvalidDefinition as exc:

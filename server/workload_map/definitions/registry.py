@@ -12,7 +12,6 @@ a workload served at a newer version still resolves (the fallback is reported).
 from __future__ import annotations
 
 import itertools
-import logging
 from collections.abc import Callable
 from typing import Iterator
 
@@ -21,9 +20,10 @@ from msgspec import Struct, field
 from workload_map.definitions.catalog import Catalog
 from workload_map.definitions.model import Definition
 from workload_map.gvk import GVK
+from workload_map.logs import logger
 
 _SEQUENCE = itertools.count()
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class Entry(Struct, frozen=True):

@@ -13,7 +13,6 @@ ready) and GraphQL validation errors stay visible.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 from graphql import GraphQLError
@@ -38,8 +37,9 @@ from workload_map.graphql.mutation import Mutation
 from workload_map.graphql.query import Query
 from workload_map.graphql.fastpath import FastExecution
 from workload_map.graphql.subscription import Subscription
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MAX_DEPTH = 15
 MAX_ALIASES = 50

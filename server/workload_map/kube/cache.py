@@ -35,7 +35,6 @@ Model: kubernetes-sigs/controller-runtime ``pkg/cache/informer_cache.go``.
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
@@ -54,8 +53,9 @@ from workload_map.kube.reader import InformerState, InformerStatus, Reader
 from workload_map.kube.listing import ListWatch
 from workload_map.kube.reflector import Reflector, ReflectorOptions
 from workload_map.kube.versions import elect
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 SourceFactory = Callable[[ResourceInfo, "str | None"], ListWatch]
 """Builds the list/watch calls of one resource in one namespace (``None``: all)."""

@@ -20,7 +20,6 @@ Errors: ``resolve`` raises ``KubeApiError`` when discovery itself fails (network
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -33,8 +32,9 @@ from workload_map.kube.api import gv_path
 from workload_map.kube.errors import KubeApiError
 from workload_map.kube.reader import KubeObject
 from workload_map.kube.store import Changes, Store
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 CRD_GVK = GVK("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 CRD_PLURAL = "customresourcedefinitions"

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +30,13 @@ from workload_map.gvk import GVK
 from workload_map.kube.reader import ChangeEvent, KubeObject, KubeObjects
 from workload_map.kube.store import Changes, Store, controller_uid, meta_of, object_key
 from workload_map.kube.trim import trim
+from workload_map.logs import logger
 from workload_map.owners import MAX_OWNER_DEPTH, may_own, owner_chain
 
 if TYPE_CHECKING:  # imported where a queue is made or a list applied (one-shot commands do neither)
     import asyncio
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DEFAULT_QUEUE_SIZE = 10_000
 DEFAULT_MAX_DEPTH = MAX_OWNER_DEPTH

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -36,9 +35,10 @@ from workload_map.gvk import KARTA_GVK
 from workload_map.kube.api import KubeApi
 from workload_map.kube.client import KubeClient
 from workload_map.kube.errors import KubeApiError
+from workload_map.logs import logger
 from workload_map.paths import karta_crd_file
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 GROUP, VERSION, KIND, PLURAL = KARTA_GVK.group, KARTA_GVK.version, KARTA_GVK.kind, "kartas"
 CRD_NAME = f"{PLURAL}.{GROUP}"

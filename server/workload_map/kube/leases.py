@@ -17,7 +17,6 @@ next period; they are never raised to the caller.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -28,8 +27,9 @@ from msgspec import Struct
 from workload_map.kube.api import KubeApi
 from workload_map.kube.errors import KubeApiError
 from workload_map.kube.rest import send_json
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 

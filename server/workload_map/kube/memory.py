@@ -11,12 +11,13 @@ the resident size falls to what is live. Other C libraries (musl, macOS) have no
 from __future__ import annotations
 
 import gc
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-log = logging.getLogger(__name__)
+from workload_map.logs import logger
+
+log = logger(__name__)
 
 
 _UNLOADED: Any = object()

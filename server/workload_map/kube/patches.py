@@ -16,7 +16,6 @@ anything else -> ``StoreError`` (503; details logged).
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 
@@ -26,8 +25,9 @@ from workload_map.gvk import GVK
 from workload_map.kube.api import KubeApi, resource_path
 from workload_map.kube.discovery import Discovery
 from workload_map.kube.errors import NETWORK, KubeApiError, WriteRefused, network_errors
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 PATCH_TIMEOUT_S = 30.0
 

@@ -45,7 +45,6 @@ metrics export.
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import time
 from collections.abc import Mapping
@@ -58,8 +57,9 @@ from workload_map.kube.backoff import Backoff
 from workload_map.kube.errors import NETWORK, KubeApiError
 from workload_map.kube.listing import ListWatch as ListWatch, list_all  # ListWatch: re-exported
 from workload_map.kube.reader import InformerState
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 RELIST_GRACE = 10.0
 """Seconds after a 410-triggered relist during which another 410 backs off first."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -36,11 +35,12 @@ from msgspec import Struct
 from multidict import CIMultiDict
 
 from workload_map.errors import ServerError
+from workload_map.logs import logger
 
 if TYPE_CHECKING:
     from workload_map.kube.client import KubeClient
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"

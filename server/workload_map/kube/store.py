@@ -24,16 +24,16 @@ No I/O and no ``kubernetes_asyncio`` here.
 from __future__ import annotations
 
 import builtins
-import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from workload_map.gvk import GVK
 from workload_map.kube.reader import EventType, KubeObject, KubeObjects
 from workload_map.kube.trim import trim
+from workload_map.logs import logger
 from workload_map.owners import controller_uid as controller_uid  # re-exported: graph, tests
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 Key = tuple[str, str]
 """``(namespace or "", name)``."""

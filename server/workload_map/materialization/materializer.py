@@ -37,7 +37,6 @@ registration (new generation) lifts it.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -47,6 +46,7 @@ from workload_map.definitions.extensions import extensions_of
 from workload_map.definitions.registry import Entry
 from workload_map.gvk import GVK
 from workload_map.kube.memory import release_free_memory
+from workload_map.logs import logger
 from workload_map.resolution.readsets import ReadSets
 from workload_map.resolution.resolver import failed_view
 from workload_map.materialization.outcomes import Outcome, definition_key
@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # asyncio and the pool (multiprocessing) are imported by a ba
 
     from workload_map.materialization.pool import ResolverPool
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 BATCH = 32
 PROGRESS_EVERY_S = 5.0

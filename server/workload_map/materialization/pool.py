@@ -31,7 +31,6 @@ handed to ``deliver`` (the service posts them to the loop with ``call_soon_threa
 from __future__ import annotations
 
 import collections
-import logging
 import multiprocessing
 import os
 import pickle
@@ -45,13 +44,14 @@ from typing import Any, Callable
 from msgspec import Struct
 
 from workload_map.definitions.model import Definition
+from workload_map.logs import logger
 from workload_map.materialization import worker as worker_module
 from workload_map.materialization.outcomes import Outcome, Status, definition_key
 from workload_map.materialization.worker import AnyJob, Job, StudioJob, TrialJob
 
 __all__ = ["BlockingResolver", "Outcome", "ResolverPool", "Status", "boot_fork_server", "definition_key", "usable_cores"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 START_TIMEOUT_S = 120.0
 """Seconds a fresh worker may take to report ``worker.STARTED`` before it is replaced."""

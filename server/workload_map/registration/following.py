@@ -15,7 +15,6 @@ invalid one is skipped and reported (never raised); a deleted Karta is removed.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -28,12 +27,13 @@ from workload_map.definitions.validate import jq_fields
 from workload_map.errors import Problem
 from workload_map.gvk import GVK, KARTA_GVK, POD_GVK
 from workload_map.kube.reader import ChangeEvent, Reader
+from workload_map.logs import logger
 from workload_map.materialization.sandbox import Sandbox
 from workload_map.materialization.trial import check_termination
 from workload_map.resolution.dra import DRA_KINDS
 from workload_map.registration.stores import DefinitionStore
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 REGISTERED_AT = "workload-map.run.ai/registered-at"
 """Annotation holding a stored definition's first registration time (RFC 3339)."""

@@ -8,14 +8,14 @@ text is parsed, ``workload_map.definitions.load.check_expansion``, off the event
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Iterator
 from typing import Any
 
 from workload_map.definitions.load import decode_definition
 from workload_map.errors import InvalidDefinition, Problem
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 ENGINE_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 """Exceptions the definition engine should never raise on a caller's document."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -37,12 +36,13 @@ from workload_map.errors import (
     TooManyDefinitions,
 )
 from workload_map.gvk import GVK
+from workload_map.logs import logger
 from workload_map.materialization.sandbox import Sandbox
 from workload_map.registration.following import REGISTERED_AT, TRIAL_TIMEOUT_S, DefinitionIntake
 from workload_map.registration.guards import decode_checked, unreadable_as_invalid
 from workload_map.registration.stores import DefinitionStore
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 GVK_LABELS = (("karta.run.ai/group", "run.ai/karta-group"), ("karta.run.ai/version", "run.ai/karta-version"),
               ("karta.run.ai/kind", "run.ai/karta-kind"))

@@ -17,7 +17,6 @@ Both return :class:`~workload_map.definitions.stored.StoredDefinition` and raise
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -29,8 +28,9 @@ import yaml
 from workload_map.definitions.load import load_documents
 from workload_map.definitions.stored import StoredDefinition, StoreError
 from workload_map.errors import ServerError
+from workload_map.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class DefinitionStore(Protocol):

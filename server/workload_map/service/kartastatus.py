@@ -22,7 +22,6 @@ others (bounded per round by the number of Kartas).
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import secrets
 import socket
@@ -38,9 +37,10 @@ from workload_map.kube.kartastatus import (KartaFindings, desired_status, needs_
                                            problem_lines, root_gvk, write_status)
 from workload_map.kube.leases import LeaderElector
 from workload_map.kube.reader import Reader
+from workload_map.logs import logger
 from workload_map.registration.following import DefinitionIntake
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 STATUS_INTERVAL_S = 2.0
 """Seconds between rounds when nothing wakes the controller."""

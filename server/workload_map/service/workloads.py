@@ -22,7 +22,6 @@ service shares with its materializer.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
@@ -31,6 +30,7 @@ from workload_map.errors import WorkloadNotFound
 from workload_map.gvk import GVK
 from workload_map.kube.freshness import Freshness, freshness
 from workload_map.kube.reader import Reader
+from workload_map.logs import logger
 from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
 from workload_map.materialization.inline import InlineResolver
@@ -44,7 +44,7 @@ from workload_map.service.reads import WorkloadReads
 
 __all__ = ["GROUP_BY", "ChangeFeed", "GpuBucket", "Subscriber", "ViewChange", "WorkloadService"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 POD = GVK("", "v1", "Pod")
 DEFAULT_TIMEOUT_S = 2.0

@@ -1,9 +1,10 @@
 """Logging set-up: one call, text for terminals or JSON lines for log collectors.
 
 ``configure_logging(format, level)`` installs a single stream handler on the root logger
-(stderr) through ``logging.config.dictConfig``; modules log with
-``logging.getLogger(__name__)`` and put object identity (GVK, namespace, name) into their
-messages or into ``extra={...}`` fields, which the JSON formatter copies into the line.
+(stderr) through ``logging.config.dictConfig``; modules log with ``log = logger(__name__)``
+(``logging.getLogger(__name__)``, looked up when it first logs: :func:`logger`) and put
+object identity (GVK, namespace, name) into their messages or into ``extra={...}`` fields,
+which the JSON formatter (:mod:`workload_map.logs.formatters`) copies into the line.
 
 Text lines escape control and invisible formatting characters of the message
 (:func:`printable`, also used for the CLI's warnings and errors): names in messages come
@@ -18,16 +19,46 @@ Imports nothing else from ``server`` (bottom layer).
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import logging
 
 FORMATS = ("text", "json")
 
-#: Attributes every ``LogRecord`` has; anything else came from ``extra=`` and is emitted.
-_STANDARD = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+
+def logger(name: str) -> logging.Logger:
+    """The logger ``name`` (``logging.getLogger(name)``), looked up when it is first used.
+
+    :mod:`logging` is imported then, not when the module asking for it is: a one-shot
+    ``wmap describe -f`` that logs nothing never imports it (2.7 ms of about 80 ms;
+    docs/engine-speed.md, "The one-shot CLI's start-up"). Every attribute (``info``,
+    ``warning``, ``isEnabledFor``, ``setLevel``, ...) is the real logger's, so handlers,
+    levels and pytest's ``caplog`` see no difference.
+    """
+    return cast("logging.Logger", _Deferred(name))
+
+
+class _Deferred:
+    """Stands for ``logging.getLogger(name)`` until an attribute of it is asked for."""
+
+    __slots__ = ("_name", "_logger")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: logging.Logger | None = None
+
+    def __getattr__(self, attribute: str) -> Any:
+        found = self._logger
+        if found is None:
+            import logging  # here: see logger()
+
+            found = self._logger = logging.getLogger(self._name)
+        return getattr(found, attribute)
+
+    def __repr__(self) -> str:
+        return f"<logger {self._name} (deferred)>"
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
@@ -52,34 +83,6 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-class TextFormatter(logging.Formatter):
-    """``time level logger: message``, the message made :func:`printable` (a traceback is kept as it is)."""
-
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
-        """The line of ``record`` before any traceback."""
-        record.message = printable(record.message)
-        return super().formatMessage(record)
-
-
-class JsonFormatter(logging.Formatter):
-    """Formats a record as one JSON object per line (see module docstring)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The JSON line for ``record``."""
-        out: dict[str, Any] = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        for key, value in vars(record).items():
-            if key not in _STANDARD and not key.startswith("_"):
-                out[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
-        if record.exc_info:
-            out["exc_info"] = self.formatException(record.exc_info)
-        return json.dumps(out, separators=(",", ":"))
-
-
 def configure_logging(log_format: str = "text", level: str = "INFO") -> None:
     """Configure the root logger once for the process.
 
@@ -92,13 +95,15 @@ def configure_logging(log_format: str = "text", level: str = "INFO") -> None:
     """
     if log_format not in FORMATS:
         raise ValueError(f"log format must be one of {', '.join(FORMATS)}, got {log_format!r}")
+    import logging  # here: offline commands never configure logging (see logger())
+
     if not isinstance(logging.getLevelName(level.upper()), int):
         raise ValueError(f"unknown log level {level!r}")
     formatter: dict[str, Any] = (
-        {"()": f"{__name__}.JsonFormatter"} if log_format == "json"
-        else {"()": f"{__name__}.TextFormatter", "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+        {"()": f"{__name__}.formatters.JsonFormatter"} if log_format == "json"
+        else {"()": f"{__name__}.formatters.TextFormatter", "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
     )
-    from logging import config as logging_config  # here: offline commands never configure logging
+    from logging import config as logging_config
 
     logging_config.dictConfig({
         "version": 1,
