@@ -11,6 +11,7 @@ import yaml
 
 from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
+from workload_map.definitions.extensions import UNKNOWN_WHEN_ANNOTATION, annotation
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import (
     Conflict,
@@ -58,6 +59,24 @@ async def test_register_document_stores_labels_and_keeps_the_first_time(tmp_path
         == registered_at
     # the registered definition now wins over the catalog for the JobSet GVK
     assert (r.registry.lookup(JOBSET) or pytest.fail("no JobSet entry")).origin == "state"
+
+
+async def test_a_change_of_annotations_alone_replaces_the_entry_and_the_same_document_keeps_it(tmp_path: Path) -> None:
+    # the extensions (nested kinds, unknown-when, ...) and the aliases are annotations, read
+    # from the manifest that definition equality leaves out: a change of them alone must
+    # reach the registry now, not only the store (read again at the next start)
+    r = registrar(tmp_path)
+    first = await register_document(r, jobset_doc("team-jobset"))
+    same = await register_document(r, jobset_doc("team-jobset"))
+    assert same.entry is first.entry  # nothing changed: the entry (and its views) stay
+    doc = jobset_doc("team-jobset")
+    doc["metadata"]["annotations"] = {UNKNOWN_WHEN_ANNOTATION: '"no runtime"', "workload-map.run.ai/aliases": "tj"}
+    changed = await register_document(r, doc)
+    assert changed.created is False and changed.entry is not first.entry
+    entry = r.registry.lookup(JOBSET) or pytest.fail("no JobSet entry")
+    assert (annotation(entry.definition, UNKNOWN_WHEN_ANNOTATION), annotation(entry.definition, "workload-map.run.ai/aliases")) \
+        == ('"no runtime"', "tj")
+    assert entry.registered_at == first.entry.registered_at  # still the first registration's time
 
 
 async def test_dry_run_stores_nothing_and_entry_of_shows_the_would_be_entry(tmp_path: Path) -> None:

@@ -87,7 +87,8 @@ class Extensions(Struct, frozen=True):
         return [name for name, value in used if value]
 
 
-def _annotations(definition: Definition) -> dict[str, object]:
+def annotations_of(definition: Definition) -> dict[str, object]:
+    """The ``metadata.annotations`` of ``definition``'s manifest ({} when it has none or they are not a map)."""
     meta = definition.manifest.get("metadata") if isinstance(definition.manifest, dict) else None
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     return annotations if isinstance(annotations, dict) else {}
@@ -95,7 +96,7 @@ def _annotations(definition: Definition) -> dict[str, object]:
 
 def annotation(definition: Definition, key: str) -> str:
     """The stripped text of annotation ``key`` of ``definition`` ("" when absent)."""
-    value = _annotations(definition).get(key)
+    value = annotations_of(definition).get(key)
     return str(value).strip() if value is not None else ""
 
 
@@ -114,7 +115,7 @@ def extensions_of(definition: Definition) -> Extensions:
     Malformed entries are skipped here; :func:`extension_problems` reports them when the
     definition is validated, so a definition in force never holds one.
     """
-    annotations = _annotations(definition)
+    annotations = annotations_of(definition)
     nested = tuple(_group_kind(i) for i in _items(annotations.get(NESTED_ANNOTATION)) if _group_kind(i)[1])
     return Extensions(nested, tuple(_items(annotations.get(STANDIN_ANNOTATION))),
                       _live_scale_names(annotations.get(LIVE_SCALE_ANNOTATION)),
@@ -134,7 +135,7 @@ def live_scale_entries(definition: Definition) -> tuple[dict[str, frozenset[Grou
     a problem (and left out) when the component does not exist, is the root or a logical
     component without explicit kinds, or names a kind outside :data:`LIVE_SCALE_KINDS`.
     """
-    text = _annotations(definition).get(LIVE_SCALE_ANNOTATION)
+    text = annotations_of(definition).get(LIVE_SCALE_ANNOTATION)
     kinds: dict[str, frozenset[GroupKind]] = {}
     problems: list[str] = []
     if text is not None and not str(text).strip():
@@ -177,7 +178,7 @@ def extension_problems(definition: Definition) -> list[Problem]:
     entry applies (:func:`live_scale_entries`); no other key of the ``workload-map.run.ai/``
     prefix than the extensions and :data:`OWN_ANNOTATIONS`.
     """
-    annotations = _annotations(definition)
+    annotations = annotations_of(definition)
     problems: list[Problem] = []
     for key in sorted(str(k) for k in annotations):
         if key.startswith(_PREFIX) and key not in EXTENSION_ANNOTATIONS and key not in OWN_ANNOTATIONS:

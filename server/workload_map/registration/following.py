@@ -20,6 +20,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from workload_map.definitions.extensions import annotations_of
 from workload_map.definitions.load import check_definition
 from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry, Entry
@@ -43,6 +44,22 @@ TRIAL_TIMEOUT_S = 2.0
 
 TRIAL_MEMO_SIZE = 1024
 """Most expression sets remembered as having passed the trial (then the memo restarts)."""
+
+
+def unchanged(current: Definition, new: Definition) -> bool:
+    """Whether registering ``new`` over ``current`` changes nothing: the server keeps its entry and views.
+
+    Definition equality leaves the manifest out (the source's parse), yet a definition's
+    annotations carry meaning of their own: the extensions
+    (``workload_map.definitions.extensions``: nested kinds, ``unknown-when``, ...) and the
+    aliases are read from them. So both must be equal, the annotations but the registration
+    time (:data:`REGISTERED_AT`, kept from the first registration anyway).
+    """
+    return current == new and _meaningful(current) == _meaningful(new)
+
+
+def _meaningful(definition: Definition) -> dict[str, object]:
+    return {k: v for k, v in annotations_of(definition).items() if k != REGISTERED_AT}
 
 
 class Skipped(Struct, frozen=True):
@@ -106,7 +123,7 @@ class DefinitionIntake:
         """Put ``definition`` into the registry (unchanged ones keep their entry) and watch its kinds."""
         current = next((e for e in self.registry.registered(origin) if e.key == key), None)
         self.skipped.pop((origin, key), None)
-        if current is not None and current.definition == definition:
+        if current is not None and unchanged(current.definition, definition):
             return current
         entry = self.registry.register(definition, origin=origin, key=key, registered_at=registered_at)
         self.watch_kinds(definition.kinds())
