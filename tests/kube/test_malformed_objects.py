@@ -106,6 +106,54 @@ def test_a_node_name_that_is_not_a_string_is_no_node() -> None:
     assert pod_view(pod("p", spec={"nodeName": "gpu-1"}), []).node == "gpu-1"
 
 
+@pytest.mark.parametrize(("phase", "shown"), [(True, "bool (True)"), ({}, "dict ({})"), (5, "int (5)")])
+def test_a_pod_phase_that_is_not_a_string_is_unknown_with_an_error_naming_it(phase: Any, shown: str) -> None:
+    # before: `describe -f -o tree` failed with a TypeError joining the row of a pod with
+    # `status.phase: true`; a `{}` failed the terminal-phase test (unhashable)
+    errors: list[Any] = []
+    view = pod_view(pod("p", status={"phase": phase, "reason": {"x": 1}}), errors)
+    assert (view.phase, view.reason, view.terminated) == ("Unknown", None, False)
+    assert [(e.field, e.message) for e in errors] == [
+        ("pod", f"pod p: status.phase is a {shown}, not a string: read as Unknown")]
+    assert pod_view(pod("p", status={"phase": ""}), []).phase == pod_view(pod("p"), []).phase == "Pending"
+    assert pod_view(pod("p", status={"phase": "Succeeded"}), []).terminated
+
+
+def test_describe_tree_of_a_jobset_whose_pod_phase_is_not_a_string(tmp_path: Path) -> None:
+    # a JobSet with one Job and its pod, the pod's phase `true`: the tree names the pod Unknown;
+    # its GPU (1, asked by the pod; the template asks none) stays allocated, as for any pod
+    # bound to a node (gpu-1) and not terminated: the node holds it whatever the phase says
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": "train", "namespace": "team", "uid": "js"},
+              "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
+                  "parallelism": 1, "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}}]}}
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "train-workers-0", "namespace": "team", "uid": "job",
+                        "labels": {"jobset.sigs.k8s.io/jobset-name": "train",
+                                   "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+                                   "jobset.sigs.k8s.io/job-index": "0"},
+                        "ownerReferences": [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "train",
+                                             "uid": "js", "controller": True}]},
+           "spec": {"parallelism": 1, "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    worker = pod("train-workers-0-0-abcde", metadata={
+        "labels": {"jobset.sigs.k8s.io/jobset-name": "train", "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+                   "jobset.sigs.k8s.io/job-index": "0"},
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train-workers-0", "uid": "job",
+                             "controller": True}]},
+        spec={"nodeName": "gpu-1", "containers": [{"name": "c", "image": "x",
+                                                    "resources": {"requests": {"nvidia.com/gpu": "1"}}}]},
+        status={"phase": True})
+    path = tmp_path / "jobset.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [jobset, job, worker]}))
+    wmap = Path(sys.executable).parent / "wmap"
+    done = subprocess.run([str(wmap), "describe", "-f", str(path), "jobset/train", "-o", "tree"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "train-workers-0-0-abcde   Unknown   gpu: 1   gpu-1" in done.stdout
+    assert "GPUs: requested by spec 0, requested by pods 1, allocated 1" in done.stdout
+    assert "warning: pod train-workers-0-0-abcde: status.phase is a bool (True), not a string: read as Unknown" in done.stdout
+
+
 def test_a_json_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod("p")]}).encode())

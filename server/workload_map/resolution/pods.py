@@ -31,6 +31,7 @@ Lifecycle", "Termination of Pods").
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,14 +83,15 @@ def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
     spec = pod.get("spec") or {}
     conditions = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, Mapping)}
     ready = conditions.get("Ready", {}).get("status") == "True"
-    phase = status.get("phase") or "Pending"
+    name = str(meta.get("name", ""))
+    phase = _phase(status.get("phase"), name, errors)
     reason = None
     if not ready:
         scheduled = conditions.get("PodScheduled", {})
         reason = (scheduled.get("reason") if scheduled.get("status") == "False" else None) or status.get(
             "reason") or conditions.get("Ready", {}).get("reason")
+        reason = reason if isinstance(reason, str) else None  # a file's {} or 5 is no reason
     result = pod_template_requests(spec, meta.get("annotations"))
-    name = str(meta.get("name", ""))
     errors.extend(ResolutionError(f"pod {name}: {e}", field="pod") for e in result.errors)
     terminated = phase in TERMINAL_PHASES
     node = spec.get("nodeName")  # a string in the API; anything else (a file's 5) is no node
@@ -97,6 +99,23 @@ def pod_view(pod: Mapping[str, Any], errors: list[ResolutionError]) -> PodView:
                    phase=phase, ready=ready, node=node if isinstance(node, str) and node else None, reason=reason,
                    requests=result.requests, terminated=terminated,
                    terminating=not terminated and bool(meta.get("deletionTimestamp")))
+
+
+def _phase(value: Any, name: str, errors: list[ResolutionError]) -> str:
+    """A pod's ``status.phase``: ``Pending`` when absent or empty (a pod not yet scheduled).
+
+    A value that is not a string (a hand-written file's ``true`` or ``{}``; the API server
+    serves only the strings of Kubernetes' ``PodPhase``) is ``Unknown`` ("the state of the
+    pod could not be obtained"), with an error naming the field, so the pod is counted
+    neither running nor finished and no reader of the view meets a non-string phase.
+    """
+    if isinstance(value, str):
+        return value or "Pending"
+    if value is None:
+        return "Pending"
+    errors.append(ResolutionError(f"pod {name}: status.phase is a {type(value).__name__} ({reprlib.repr(value)}), not a "
+                                  "string: read as Unknown", field="pod"))
+    return "Unknown"
 
 
 def single_result(expression: str, doc: Document) -> str:
