@@ -95,7 +95,9 @@ def serve(path: Path, timeout: float) -> dict[str, Any]:
     import httpx
 
     port = _free_port()
-    command = [str(Path(sys.executable).with_name("wmap")), "serve", "--snapshot", str(path), "--host", "127.0.0.1",
+    # ``python -m``, not the installed ``wmap`` script: the script names the entry of the tree
+    # installed, while the code measured is the one first on PYTHONPATH (benchmarks.targets' sides)
+    command = [sys.executable, "-m", "workload_map", "serve", "--snapshot", str(path), "--host", "127.0.0.1",
                "--port", str(port), "--state-dir", tempfile.mkdtemp(prefix="wmap-bench-state-")]
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -110,8 +110,8 @@ def serve(path: Path, timeout: float) -> dict[str, Any]:
     import httpx
 
     port = _free_port()
-    wmap = Path(sys.executable).with_name("wmap")
-    command = [str(wmap), "serve", "--snapshot", str(path), "--host", "127.0.0.1", "--port", str(port),
+    # ``python -m``: the code first on PYTHONPATH, whichever tree installed the ``wmap`` script
+    command = [sys.executable, "-m", "workload_map", "serve", "--snapshot", str(path), "--host", "127.0.0.1", "--port", str(port),
                "--state-dir", tempfile.mkdtemp(prefix="wmap-bench-state-")]
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
