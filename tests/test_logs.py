@@ -23,6 +23,15 @@ def test_a_logger_imports_logging_only_when_it_first_logs() -> None:
     assert (done.stdout, done.stderr) == ("False\nTrue\n", "pod worker-0 evicted\n")
 
 
+def test_an_unconfigured_process_writes_warnings_escaped() -> None:
+    # the offline CLI configures no handler: a name with an escape sequence or a right-to-left
+    # override must not act on the terminal (as configure_logging's text lines escape it)
+    probe = ("from workload_map.logs import logger\n"
+             "logger('workload_map.probe').warning('uid %s is held by two objects', 'u\\x1b[31mred\\u202e')")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert (done.returncode, done.stderr) == (0, "uid u\\x1b[31mred\\u202e is held by two objects\n")
+
+
 def test_a_logger_is_the_named_logger_for_levels_and_capture(caplog: pytest.LogCaptureFixture) -> None:
     log = logger("workload_map.tests.deferred")
     log.setLevel(logging.ERROR)

@@ -288,6 +288,15 @@ def test_output_to_a_full_disk_is_one_error_line_not_a_traceback() -> None:
     assert (done.returncode, done.stderr) == (1, "error: cannot write: No space left on device\n")
 
 
+@pytest.mark.parametrize("argv", [["catalog"], ["describe", "-f", str(JOBSET_FILE)]], ids=["catalog", "describe -f"])
+def test_a_command_started_with_stdout_closed_ends_without_a_traceback(argv: list[str]) -> None:
+    # `>&-`: Python's sys.stdout is None; the flush at the end raised AttributeError (exit 1)
+    done = subprocess.run([sys.executable, "-m", "workload_map", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=120, cwd=REPO_ROOT, close_fds=True,
+                          preexec_fn=lambda: os.close(1))
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_sigterm_during_describe_from_stdin_removes_the_saved_copy(tmp_path: Path) -> None:
     # `cat dump | wmap describe -f -` saves stdin to TMPDIR. Here stdin stays open, so the
     # command waits in its read with the copy made (no race with its work); stopped with
@@ -373,9 +382,11 @@ def _big_jobset_file(path: Path) -> Path:
     (["describe", "-f", "BIG"], None, True),
     (["describe", "-f", "-"], JOBSET_FILE, True),  # standard input: its size is not known beforehand
     (["describe", "-f", str(JOBSET_FILE.parent)], None, True),  # a directory
+    (["describe", "jobset", "llm-pretrain", "--snapshot", str(REPO_ROOT / "server" / "workload_map" / "sample")],
+     None, True),  # describe without -f: from a snapshot or a cluster
     (["catalog"], None, True),
     (["validate", str(REPO_ROOT / "catalog")], None, True),
-], ids=["small file", "big file", "stdin", "directory", "catalog", "validate"])
+], ids=["small file", "big file", "stdin", "directory", "snapshot", "catalog", "validate"])
 def test_the_collector_is_on_again_for_every_command_but_describe_of_a_small_file(
         tmp_path: Path, argv: list[str], stdin: Path | None, collecting: bool) -> None:
     argv = [str(_big_jobset_file(tmp_path / "big.json")) if a == "BIG" else a for a in argv]

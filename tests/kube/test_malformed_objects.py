@@ -106,7 +106,8 @@ def test_a_node_name_that_is_not_a_string_is_no_node() -> None:
     assert pod_view(pod("p", spec={"nodeName": "gpu-1"}), []).node == "gpu-1"
 
 
-@pytest.mark.parametrize(("phase", "shown"), [(True, "bool (True)"), ({}, "dict ({})"), (5, "int (5)")])
+@pytest.mark.parametrize(("phase", "shown"), [(True, "True is not a string (bool)"), ({}, "{} is not a string (dict)"),
+                                              (5, "5 is not a string (int)")])
 def test_a_pod_phase_that_is_not_a_string_is_unknown_with_an_error_naming_it(phase: Any, shown: str) -> None:
     # before: `describe -f -o tree` failed with a TypeError joining the row of a pod with
     # `status.phase: true`; a `{}` failed the terminal-phase test (unhashable)
@@ -114,7 +115,7 @@ def test_a_pod_phase_that_is_not_a_string_is_unknown_with_an_error_naming_it(pha
     view = pod_view(pod("p", status={"phase": phase, "reason": {"x": 1}}), errors)
     assert (view.phase, view.reason, view.terminated) == ("Unknown", None, False)
     assert [(e.field, e.message) for e in errors] == [
-        ("pod", f"pod p: status.phase is a {shown}, not a string: read as Unknown")]
+        ("pod", f"pod p: status.phase {shown}: read as Unknown")]
     assert pod_view(pod("p", status={"phase": ""}), []).phase == pod_view(pod("p"), []).phase == "Pending"
     assert pod_view(pod("p", status={"phase": "Succeeded"}), []).terminated
 
@@ -151,7 +152,7 @@ def test_describe_tree_of_a_jobset_whose_pod_phase_is_not_a_string(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert "train-workers-0-0-abcde   Unknown   gpu: 1   gpu-1" in done.stdout
     assert "GPUs: requested by spec 0, requested by pods 1, allocated 1" in done.stdout
-    assert "warning: pod train-workers-0-0-abcde: status.phase is a bool (True), not a string: read as Unknown" in done.stdout
+    assert "warning: pod train-workers-0-0-abcde: status.phase True is not a string (bool): read as Unknown" in done.stdout
 
 
 def test_a_json_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
     See :func:`workload_map.cli.describe.describe_files`; without ``-f``, from a cluster.
     """
     if not args.file:
+        resume()  # a live or snapshot describe: its input's size is not known beforehand
         from workload_map.cli import live
         return live.describe(args)
     resume_unless_small(args.file)
@@ -245,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``EXIT_BROKEN_PIPE`` when stdout was closed early; 1 with one ``error:`` line when a write
     hit a full disk or quota (``ENOSPC``, ``EDQUOT``: the output on ``/dev/full``, a spill file).
     """
+    _open_closed_streams()
     try:
         code = _run(argv)
         sys.stdout.flush()  # a closed pipe must fail here, not in the interpreter's final flush
@@ -285,6 +287,17 @@ def run() -> NoReturn:
             pass
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+def _open_closed_streams() -> None:
+    """Point a standard stream the process started without (``>&-``: Python's ``sys.stdout`` is None) at /dev/null.
+
+    What it would have shown goes nowhere, as the caller asked; every writer (``print``,
+    the renderers' ``sys.stdout.write``, the final flush) works as usual.
+    """
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # open while the process lives
 
 
 def _terminated(signum: int, frame: object) -> NoReturn:

@@ -54,6 +54,7 @@ class _Deferred:
         if found is None:
             import logging  # here: see logger()
 
+            _escape_last_resort(logging)
             found = self._logger = logging.getLogger(self._name)
         return getattr(found, attribute)
 
@@ -81,6 +82,21 @@ def printable(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _escape_last_resort(logging: Any) -> None:
+    """Make logging's last-resort handler write :func:`printable` messages.
+
+    It writes the warnings of a process that configured no handler (the offline CLI:
+    ``describe -f``'s ``uid ... is held by two objects: ...`` names objects anyone may
+    write), as ``configure_logging``'s text lines are escaped. Its own format (the bare
+    message) is kept. A handler given a formatter by someone else is left alone.
+    """
+    handler = logging.lastResort
+    if handler is not None and handler.formatter is None:
+        from workload_map.logs.formatters import TextFormatter
+
+        handler.setFormatter(TextFormatter("%(message)s"))
 
 
 def configure_logging(log_format: str = "text", level: str = "INFO") -> None:

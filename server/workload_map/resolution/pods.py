@@ -113,8 +113,8 @@ def _phase(value: Any, name: str, errors: list[ResolutionError]) -> str:
         return value or "Pending"
     if value is None:
         return "Pending"
-    errors.append(ResolutionError(f"pod {name}: status.phase is a {type(value).__name__} ({reprlib.repr(value)}), not a "
-                                  "string: read as Unknown", field="pod"))
+    errors.append(ResolutionError(f"pod {name}: status.phase {reprlib.repr(value)} is not a string "
+                                  f"({type(value).__name__}): read as Unknown", field="pod"))
     return "Unknown"
 
 
