@@ -103,6 +103,21 @@ def test_malformed_extension_is_a_finding(annotations: dict[str, str], slug: str
                for p in problems), [str(p) for p in problems]
 
 
+@pytest.mark.parametrize("key", ["workload-map.run.ai/degraded-when", "workload-map.run.ai/unknown-when",
+                                 TEMPLATES_ANNOTATION])
+@pytest.mark.parametrize(("expression", "message"), [("(", "jq expression failed to parse"),
+                                                     ("del(.spec)", "del function is not allowed")])
+def test_an_extension_expression_jq_refuses_is_a_finding_naming_the_annotation(key: str, expression: str,
+                                                                              message: str) -> None:
+    # before: accepted by validate and registration, then every view of the kind carried
+    # "unknown-when evaluation failed: jq: error: syntax error ..."
+    annotations = {key: expression, **({NESTED_ANNOTATION: "batch/Job"} if key == TEMPLATES_ANNOTATION else {})}
+    defn, problems = check_definition(_with(annotations))
+    assert defn is None
+    assert [p.path for p in problems] == [f'metadata.annotations["{key}"]'] and message in problems[0].message, \
+        [str(p) for p in problems]
+
+
 def test_core_group_is_written_with_or_without_the_slash() -> None:
     defn = load_definition(_with({NESTED_ANNOTATION: "Pod, /ConfigMap"}))
     assert extensions_of(defn).nested == (("", "Pod"), ("", "ConfigMap"))

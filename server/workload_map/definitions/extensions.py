@@ -51,6 +51,8 @@ DEGRADED_WHEN_ANNOTATION = "workload-map.run.ai/degraded-when"
 UNKNOWN_WHEN_ANNOTATION = "workload-map.run.ai/unknown-when"
 EXTENSION_ANNOTATIONS = (NESTED_ANNOTATION, STANDIN_ANNOTATION, TEMPLATES_ANNOTATION, LIVE_SCALE_ANNOTATION,
                          FAILING_CHILDREN_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION)
+#: Extensions whose value is a jq expression over the root object (checked and trialled as every jq field).
+JQ_ANNOTATIONS = (TEMPLATES_ANNOTATION, DEGRADED_WHEN_ANNOTATION, UNKNOWN_WHEN_ANNOTATION)
 #: Annotations of our prefix that are not extensions: catalog metadata and what the server stamps.
 OWN_ANNOTATIONS = frozenset({"workload-map.run.ai/aliases", "workload-map.run.ai/source-version",
                              "workload-map.run.ai/registered-at", "workload-map.run.ai/workload-type",

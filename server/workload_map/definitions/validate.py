@@ -33,7 +33,7 @@ from workload_map.definitions.names import (
     label_key_problem,
     label_value_problem,
 )
-from workload_map.definitions.extensions import extension_problems
+from workload_map.definitions.extensions import JQ_ANNOTATIONS, annotation, extension_problems
 from workload_map.errors import Problem, expression_problem
 from workload_map.jq import check_expression
 
@@ -272,6 +272,10 @@ def jq_fields(definition: Definition) -> Iterator[tuple[str, str]]:
                     yield f"{base}[{gi}].members[{mi}].groupByKeyPaths[{ki}]", expr
                 for fi, expr in enumerate(member.filters):
                     yield f"{base}[{gi}].members[{mi}].filters[{fi}]", expr
+    for key in JQ_ANNOTATIONS:  # extensions evaluated on the root (nested-templates, degraded-when, unknown-when)
+        expression = annotation(definition, key)
+        if expression:
+            yield f'metadata.annotations["{key}"]', expression
 
 
 def _selector_fields(c: Component) -> Iterator[tuple[str, str]]:
