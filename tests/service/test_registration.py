@@ -77,6 +77,11 @@ async def test_a_change_of_annotations_alone_replaces_the_entry_and_the_same_doc
     assert (annotation(entry.definition, UNKNOWN_WHEN_ANNOTATION), annotation(entry.definition, "workload-map.run.ai/aliases")) \
         == ('"no runtime"', "tj")
     assert entry.registered_at == first.entry.registered_at  # still the first registration's time
+    doc["metadata"]["labels"] = {"team": "llm"}  # labels alone: the definitions API answers them
+    relabelled = await register_document(r, doc)
+    assert relabelled.entry is not changed.entry
+    assert (r.registry.lookup(JOBSET) or pytest.fail("no JobSet entry")).definition.manifest["metadata"]["labels"]["team"] \
+        == "llm"
 
 
 async def test_dry_run_stores_nothing_and_entry_of_shows_the_would_be_entry(tmp_path: Path) -> None:

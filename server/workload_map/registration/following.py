@@ -52,14 +52,17 @@ def unchanged(current: Definition, new: Definition) -> bool:
     Definition equality leaves the manifest out (the source's parse), yet a definition's
     annotations carry meaning of their own: the extensions
     (``workload_map.definitions.extensions``: nested kinds, ``unknown-when``, ...) and the
-    aliases are read from them. So both must be equal, the annotations but the registration
-    time (:data:`REGISTERED_AT`, kept from the first registration anyway).
+    aliases are read from them, and its labels are what the definitions API answers. So
+    both must be equal too, the annotations but the registration time
+    (:data:`REGISTERED_AT`, kept from the first registration anyway).
     """
-    return current == new and _meaningful(current) == _meaningful(new)
+    return current == new and _metadata(current) == _metadata(new)
 
 
-def _meaningful(definition: Definition) -> dict[str, object]:
-    return {k: v for k, v in annotations_of(definition).items() if k != REGISTERED_AT}
+def _metadata(definition: Definition) -> tuple[dict[str, object], object]:
+    meta = definition.manifest.get("metadata") if isinstance(definition.manifest, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return {k: v for k, v in annotations_of(definition).items() if k != REGISTERED_AT}, labels
 
 
 class Skipped(Struct, frozen=True):
