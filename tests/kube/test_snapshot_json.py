@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workload_map.paths import default_catalog_dir
 from workload_map.definitions.catalog import load_catalog
@@ -196,3 +198,25 @@ def test_a_malformed_item_is_skipped_by_its_brackets_and_the_items_after_it_are_
     problems = []
     assert [o["metadata"]["name"] for o in iter_documents(path, problems)] == ["p0"]
     assert problems and all(p.startswith(str(path)) for p in problems)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="ab\n\u00e9\u20ac\U0001f600{}", max_size=60), st.lists(st.integers(0, 300), max_size=8))
+def test_error_positions_are_those_counted_from_the_start_in_any_order(text: str, positions: list[int]) -> None:
+    # error() counts from the furthest position named, forwards or back (a file of many
+    # malformed items was quadratic); each answer must be the one counted from byte 0
+    import tempfile
+
+    data = text.encode()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.json"
+        path.write_bytes(data)
+        with jsonstream.JSONStream(path) as stream:
+            for wanted in positions:
+                at = min(wanted, len(data))
+                while 0 < at < len(data) and data[at] & 0xC0 == 0x80:
+                    at -= 1  # a character boundary, as every position the reader names
+                before = data[:at].decode("utf-8", "replace")
+                exc = stream.error("x", at)
+                assert (exc.line, exc.column, exc.offset) == (before.count("\n") + 1, len(before) - before.rfind("\n"),
+                                                              len(before))

@@ -169,14 +169,15 @@ def _read_json(file: Path, name: str, kept: list[int], problems: list[str]) -> I
 def _chunks(text: str) -> Iterator[tuple[int, int, str]]:
     """``(document number, first line, text)`` of each non-empty document of a YAML stream."""
     starts = [0] + [m.start() for m in _MARKER.finditer(text) if m.start() > 0]
-    number = 0
+    number, line = 0, 1
     for begin, end in zip(starts, starts[1:] + [len(text)]):
         chunk = text[begin:end]
+        first, line = line, line + chunk.count("\n")  # counted chunk by chunk: once over the text, not per document
         body = _MARKER.sub("", chunk, count=1) if _MARKER.match(chunk) else chunk
         if chunk.startswith("...") or not _content(body):
             continue
         number += 1
-        yield number, text.count("\n", 0, begin) + 1, chunk
+        yield number, first, chunk
 
 
 def _content(body: str) -> bool:
