@@ -58,10 +58,8 @@ def cmd_describe(args: argparse.Namespace) -> int:
     See :func:`workload_map.cli.describe.describe_files`; without ``-f``, from a cluster.
     """
     if not args.file:
-        resume()  # a live or snapshot describe: its input's size is not known beforehand
         from workload_map.cli import live
         return live.describe(args)
-    resume_unless_small(args.file)
     from workload_map.cli.describe import describe_files
 
     return describe_files(args, build_registry(args.definition, args.catalog_dir))
@@ -334,8 +332,10 @@ def _run(argv: Sequence[str] | None) -> int:
     except InvalidRequest as exc:
         return fail("usage", str(exc), EXIT_USAGE)
     output = getattr(args, "output", None)
-    if args.func is not cmd_describe:
-        resume()  # describe decides by its input (cmd_describe)
+    if args.func is cmd_describe and args.file:
+        resume_unless_small(args.file)  # the one command that may run to its end without the collector
+    else:
+        resume()
     try:
         return int(args.func(args))
     except InvalidDefinition as exc:

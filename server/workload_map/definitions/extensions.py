@@ -91,9 +91,18 @@ class Extensions(Struct, frozen=True):
 
 def annotations_of(definition: Definition) -> dict[str, object]:
     """The ``metadata.annotations`` of ``definition``'s manifest ({} when it has none or they are not a map)."""
+    return _metadata_map(definition, "annotations")
+
+
+def labels_of(definition: Definition) -> dict[str, object]:
+    """The ``metadata.labels`` of ``definition``'s manifest ({} when it has none or they are not a map)."""
+    return _metadata_map(definition, "labels")
+
+
+def _metadata_map(definition: Definition, key: str) -> dict[str, object]:
     meta = definition.manifest.get("metadata") if isinstance(definition.manifest, dict) else None
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    return annotations if isinstance(annotations, dict) else {}
+    found = meta.get(key) if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def annotation(definition: Definition, key: str) -> str:

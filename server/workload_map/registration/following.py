@@ -20,7 +20,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from workload_map.definitions.extensions import annotations_of
+from workload_map.definitions.extensions import annotations_of, labels_of
 from workload_map.definitions.load import check_definition
 from workload_map.definitions.model import Definition
 from workload_map.definitions.registry import DefinitionRegistry, Entry
@@ -59,10 +59,8 @@ def unchanged(current: Definition, new: Definition) -> bool:
     return current == new and _metadata(current) == _metadata(new)
 
 
-def _metadata(definition: Definition) -> tuple[dict[str, object], object]:
-    meta = definition.manifest.get("metadata") if isinstance(definition.manifest, dict) else None
-    labels = meta.get("labels") if isinstance(meta, dict) else None
-    return {k: v for k, v in annotations_of(definition).items() if k != REGISTERED_AT}, labels
+def _metadata(definition: Definition) -> tuple[dict[str, object], dict[str, object]]:
+    return {k: v for k, v in annotations_of(definition).items() if k != REGISTERED_AT}, labels_of(definition)
 
 
 class Skipped(Struct, frozen=True):
