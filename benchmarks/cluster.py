@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -43,7 +44,9 @@ from typing import Any
 
 import httpx
 
+from benchmarks.asgi import in_process_client
 from benchmarks.generator import Cluster, GeneratedWorkload, Obj, generate
+from benchmarks.machine import cpu_seconds
 from benchmarks.stats import summarize
 
 POD_PLURALS: dict[tuple[str, str], str] = {
@@ -379,20 +382,27 @@ def _plan_updates(pods: list[LoadedPod], count: int) -> list[tuple[LoadedPod, st
 
 
 async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: float, settle_s: float = 6.0,
-                          ready_timeout: float = 300.0, profile_count: int = 0, baseline: tuple[int, float] = (0, 0.0)
-                          ) -> dict[str, Any]:
+                          ready_timeout: float = 300.0, profile_count: int = 0, baseline: tuple[int, float] = (0, 0.0),
+                          sweep: tuple[float, ...] = ()) -> dict[str, Any]:
     """See module docstring, point 3. With ``profile_count``, a second burst of that many
     other updates runs under cProfile (its delays are not reported); with ``baseline``
-    (count, rate), a slow burst first shows the latency when nothing queues."""
+    (count, rate), a slow burst first shows the latency when nothing queues.
+
+    With ``sweep`` (updates/s), a burst of ``count`` other updates runs at each of those rates
+    too, lowest first, in the same app: ``sweep`` maps each rate to its burst's figures,
+    ``sustained_rate_per_s`` is the highest rate the API server sustains
+    (:func:`sustained_rate`) and ``at_sustained`` the figures of that burst.
+    """
     from workload_map.app import create_app
     from workload_map.config import KubeSettings, Settings
 
     base_n, base_rate = baseline
-    plan = _plan_updates(loaded.pods, count + profile_count + base_n)
+    others = sorted(set(sweep) - {rate})
+    plan = _plan_updates(loaded.pods, count * (1 + len(others)) + profile_count + base_n)
     if not plan:
         return {"skipped": "no pod in Pending or Running phase to update"}
     slow, plan = plan[:base_n], plan[base_n:]
-    measured, profiled = plan[:count], plan[count:]
+    measured, profiled, rest = plan[:count], plan[count:count + profile_count], plan[count + profile_count:]
     with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
         settings = Settings(state_dir=Path(state), kube=KubeSettings(kubeconfig=str(cp.admin_kubeconfig)))
         app = create_app(settings)
@@ -404,15 +414,26 @@ async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: floa
                     return {"skipped": f"the app's cache did not sync within {ready_timeout} s"}
                 await asyncio.sleep(0.05)
             ready_s = time.monotonic() - t0
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
-                                         timeout=60) as client:
+            async with in_process_client(app, timeout=60) as client:
                 query = functools.partial(pod_phases, client)
 
                 # No warm-up: every update bumps its workload's version, so each GraphQL answer
                 # re-resolves that workload anyway (that cost is part of the figure).
                 low = await _burst(cp, runtime, query, slow, base_rate, settle_s) if slow else None
-                out = await _burst(cp, runtime, query, measured, rate, settle_s)
+                bursts: dict[float, dict[str, Any]] = {}
+                for r in sorted({*others, rate}):
+                    if r == rate:
+                        bursts[r] = await _burst(cp, runtime, query, measured, rate, settle_s)
+                    elif part := rest[:count]:
+                        rest = rest[count:]
+                        bursts[r] = {"target_rate_per_s": r, **await _burst(cp, runtime, query, part, r, settle_s)}
+                out = bursts[rate]
                 out.update(app_cache_ready_s=round(ready_s, 2), target_rate_per_s=rate)
+                if sweep:
+                    best = sustained_rate(bursts)
+                    out["sweep"] = {f"{r:g}": {k: v for k, v in fig.items() if k != "sweep"} for r, fig in bursts.items()}
+                    out["sustained_rate_per_s"] = best
+                    out["at_sustained"] = out["sweep"][f"{best:g}"] if best is not None else None
                 if low is not None:
                     out["baseline_low_rate"] = {"target_rate_per_s": base_rate, **low}
                 if profiled:
@@ -429,6 +450,37 @@ async def update_to_phase(cp: Any, loaded: LoadResult, *, count: int, rate: floa
                         "delay_under_profiler_ms": extra.get("update_to_graphql_ms"),
                         **summary(prof, cumulative_filter=("/server/", "/schema/", "strawberry", "aiohttp"))}
     return out
+
+
+SUSTAINED_SHARE = 0.95
+"""A rate is sustained only when the patcher sent at least this share of it (:func:`sustained_rate`)."""
+QUEUE_FACTOR = 3.0
+"""... and the PATCH round-trip median stayed within this many times the lowest rate's."""
+
+
+def sustained_rate(bursts: dict[float, dict[str, Any]]) -> float | None:
+    """The highest rate (updates/s) of ``bursts`` the API server sustains, or None.
+
+    A rate is sustained when every PATCH succeeded, the patcher achieved at least
+    :data:`SUSTAINED_SHARE` of it, and the PATCH round-trip median is at most
+    :data:`QUEUE_FACTOR` times that of the lowest rate: a standing queue at the API server
+    (requests waiting behind others, on the two shared cores) multiplies the round trip
+    long before the achieved rate falls. Rates are taken lowest first; the first one not
+    sustained ends the search (a higher rate that passes after a failure is noise).
+    """
+    best: float | None = None
+    base: float | None = None
+    for r in sorted(bursts):
+        fig = bursts[r]
+        median = (fig.get("patch_round_trip_ms") or {}).get("median")
+        achieved = fig.get("achieved_rate_per_s") or 0.0
+        if not isinstance(median, (int, float)) or median != median:  # skipped burst, or NaN
+            break
+        base = median if base is None else base
+        if fig.get("patch_failures") or achieved < SUSTAINED_SHARE * r or median > QUEUE_FACTOR * base:
+            break
+        best = r
+    return best
 
 
 CONFIRM_TRIES = 8
@@ -505,6 +557,7 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
                     task.add_done_callback(pending_tasks.discard)
 
     consumers = [asyncio.create_task(consume_events()), asyncio.create_task(consume_feed())]
+    cpu = _CpuMeter(cp, runtime)
     pki = cp.pki.clients["admin"]
     start_at = time.monotonic() + 2.0
     request = {"server": cp.server, "ca": str(cp.ca_file), "cert": str(pki.cert), "key": str(pki.key),
@@ -525,6 +578,7 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
     settle_deadline = time.monotonic() + settle_s
     while len(visible) < len(plan) and time.monotonic() < settle_deadline:
         await asyncio.sleep(0.05)
+    cpu_used = cpu.used()
     for task in [*consumers, *pending_tasks]:
         task.cancel()
     await asyncio.gather(*consumers, *pending_tasks, return_exceptions=True)
@@ -554,7 +608,38 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
         "cache_applied_to_subscriber_ms": summarize(applied_to_feed, "ms").to_dict(),
         "subscriber_to_graphql_answer_ms": summarize(gql, "ms").to_dict(),
         "patch_round_trip_ms": summarize(patch_ms, "ms").to_dict(),
+        "cpu_ms_per_update": {name: round(seconds * 1000 / len(sends), 2) for name, seconds in cpu_used.items()},
     }
+
+
+class _CpuMeter:
+    """CPU seconds each process of a burst used from construction to :meth:`used`.
+
+    Processes: this one (the app's event loop, dispatcher and query threads, and the
+    benchmark's own subscriber), the app's resolver workers, kube-apiserver and etcd (when
+    ``cp`` has ``pids()``), and the children this process waited for meanwhile (the patcher).
+    """
+
+    def __init__(self, cp: Any, runtime: Any) -> None:
+        materializer = getattr(runtime.service, "materializer", None)
+        pool = getattr(materializer, "pool", None) if materializer is not None else None
+        self.pids: dict[str, list[int]] = {"resolver workers": list(pool.pids()) if pool is not None else []}
+        for name, pid in (cp.pids() if hasattr(cp, "pids") else {}).items():
+            if pid:
+                self.pids[name] = [pid]
+        self.start = self._now()
+
+    def _now(self) -> dict[str, float]:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        now = {"server process": cpu_seconds(), "patcher": children.ru_utime + children.ru_stime}
+        for name, pids in self.pids.items():
+            now[name] = sum(cpu_seconds(pid) for pid in pids)
+        return now
+
+    def used(self) -> dict[str, float]:
+        """Seconds per process name since construction."""
+        end = self._now()
+        return {name: max(0.0, end[name] - self.start[name]) for name in end}
 
 
 def _workload_key(identity: tuple[str | None, str, str, str]) -> tuple[str | None, str, str, str]:

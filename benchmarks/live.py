@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.asgi import in_process_client
 from benchmarks.stats import summarize
 
 LIVEZ_EVERY_S = 0.02
@@ -57,9 +58,8 @@ class LivezSampler:
     """
 
     def __init__(self, app: Any, started_at: float) -> None:
-        import httpx
 
-        self._client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=30)
+        self._client = in_process_client(app, timeout=30)
         self.started_at = started_at
         self.first_answer_s: float | None = None
         self.phases: dict[str, list[float]] = {}
@@ -154,6 +154,11 @@ class _ControlPlaneView:
         self.server, self.ca_file = req["server"], Path(req["ca"])
         self.admin_kubeconfig = Path(req["kubeconfig"])
         self.pki = SimpleNamespace(clients={"admin": SimpleNamespace(cert=req["cert"], key=req["key"])})
+        self._pids: dict[str, int | None] = dict(req.get("pids") or {})
+
+    def pids(self) -> dict[str, int | None]:
+        """kube-apiserver's and etcd's process ids, as the parent's control plane gave them."""
+        return self._pids
 
 
 async def app_livez_and_churn(cp: Any, plan: list[Any], *, rates: list[float], updates: int,
@@ -182,10 +187,8 @@ async def app_livez_and_churn(cp: Any, plan: list[Any], *, rates: list[float], u
                 out["app_ready_s"] = round(time.monotonic() - t_start, 2)
                 sampler.mark("first_5s_after_ready_ms")
                 await asyncio.sleep(5.0)
-                import httpx
 
-                async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
-                                             timeout=60) as client:
+                async with in_process_client(app, timeout=60) as client:
                     import functools
 
                     from benchmarks.cluster import pod_phases
@@ -305,7 +308,7 @@ def run(*, pods: int, load_budget_s: float, repeats: int, rates: list[float], up
         doc["app"] = {}
         for i, (name, server_dir) in enumerate(variants.items()):
             part = plan[i * updates * len(rates):(i + 1) * updates * len(rates)]
-            req = {**base, "figure": "app", "rates": rates, "updates": updates,
+            req = {**base, "pids": cp.pids(), "figure": "app", "rates": rates, "updates": updates,  # after the restarts
                    "plan": [((p.namespace, p.name, p.uid, p.phase, list(p.workload)), to) for p, to in part]}
             doc["app"][name] = _Child(server_dir, req).result(1800)
             _log(f"app {name}: {json.dumps(doc['app'][name])[:2000]}")

@@ -7,6 +7,7 @@ import os
 import platform
 import resource
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -20,6 +21,18 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU seconds of this process, or of ``pid`` (from /proc/PID/stat; 0.0 when gone)."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def mem_total_bytes() -> int | None:

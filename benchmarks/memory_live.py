@@ -31,6 +31,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+from benchmarks.asgi import in_process_client
 from benchmarks.heap import phase, top_files
 
 CHILD_TIMEOUT_S = 900.0
@@ -52,7 +53,6 @@ def _trim_heap() -> None:
 
 
 async def _serve_live(kubeconfig: str, trace: bool, out: list[dict[str, Any]]) -> dict[str, Any]:
-    import httpx
 
     from workload_map.app import create_app
     from workload_map.config import KubeSettings, Settings
@@ -75,7 +75,7 @@ async def _serve_live(kubeconfig: str, trace: bool, out: list[dict[str, Any]]) -
             counts = {"pods": reader.count(_pod_gvk()), "objects": sum(reader.count(g) for g in reader.gvks()),
                       "workloads": len(runtime.service.store)}
             out.append(phase("settled", **counts))
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as c:
+            async with in_process_client(app, timeout=5.0) as c:
                 r = await c.post("/graphql", json={"query": WORKLOADS_QUERY})
                 r.raise_for_status()
             out.append(phase("views_queried"))

@@ -27,6 +27,7 @@ import workload_map.app as app_module
 from workload_map.app import create_app
 from workload_map.config import ResolverSettings, Settings
 
+from benchmarks.asgi import in_process_client
 from benchmarks.generator import Cluster
 from benchmarks.stats import arepeat, summarize
 
@@ -117,8 +118,7 @@ async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: flo
                          reader=reader)
         t0 = time.perf_counter()
         async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=600) as client:
+            async with in_process_client(app) as client:
                 service = app.state.runtime.service
                 await settle(service, SETTLE_S)  # cold: every view materialized by the resolver pool
                 cold = time.perf_counter() - t0
@@ -186,8 +186,7 @@ async def profile_queries(cluster: Cluster, reader: Any, *, count: int = 3) -> d
         app = create_app(Settings(state_dir=Path(state), resolver=ResolverSettings(timeout_s=BUDGET_S)),
                          reader=reader)
         async with app.router.lifespan_context(app):
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
-                                         timeout=600) as client:
+            async with in_process_client(app) as client:
                 await _gql(client, GPU_SUMMARY)  # fill the memo
                 for name, query, n in (("one_workload", ONE, 20 * count), ("page_of_100", PAGE, count),
                                        ("gpu_summary", GPU_SUMMARY, count)):

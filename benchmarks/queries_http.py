@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.machine import cpu_seconds
 from benchmarks.queries import GPU_SUMMARY, ONE, PAGE
 from benchmarks.stats import summarize
 
@@ -95,8 +96,7 @@ class Server:
         self.client = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=600)
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.proc.pid)
 
     def post(self, query: str, variables: dict[str, Any] | None) -> tuple[float, bytes]:
         t0 = time.perf_counter()

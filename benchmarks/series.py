@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from benchmarks.asgi import in_process_client
 from benchmarks.generator import generate
 from workload_map.app import create_app
 from workload_map.config import ResolverSettings, Settings
@@ -33,8 +33,7 @@ async def count(reader: Any, *, pod_metrics: bool, wait_s: float) -> dict[str, i
     settings = Settings(state_dir=Path(tempfile.mkdtemp(prefix="wmap-series-")), pod_metrics=pod_metrics,
                         resolver=ResolverSettings(workers=1, timeout_s=30.0))
     app = create_app(settings, reader=reader)
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
+    async with app.router.lifespan_context(app), in_process_client(app, timeout=5.0) as client:
         service = app.state.runtime.service
         deadline = time.monotonic() + wait_s
         while not service.is_ready() and time.monotonic() < deadline:

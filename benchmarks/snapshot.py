@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.machine import cpu_seconds
+
 TARGET_SECONDS = 120.0
 TARGET_RSS_BYTES = 4 * 1000**3
 
@@ -63,29 +65,17 @@ def load_in_process(path: Path) -> dict[str, Any]:
     from workload_map.service.workloads import WorkloadService
 
     registry = DefinitionRegistry(load_catalog(default_catalog_dir()))
-    started, cpu_start = time.monotonic(), _cpu_seconds()
+    started, cpu_start = time.monotonic(), cpu_seconds()
     reader = SnapshotReader.from_paths(path)
     loaded, loaded_peak = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    load_cpu = _cpu_seconds() - cpu_start
+    load_cpu = cpu_seconds() - cpu_start
     views = WorkloadService(registry, reader).workloads()
     resolved = time.monotonic()
     return {"objects": sum(reader.count(g) for g in reader.gvks()), "workloads": len(views),
             "load_seconds": round(loaded - started, 1), "resolve_seconds": round(resolved - loaded, 1),
             "load_peak_rss_bytes": loaded_peak, "load_cpu_seconds": round(load_cpu, 1),
-            "resolve_cpu_seconds": round(_cpu_seconds() - cpu_start - load_cpu, 1),
+            "resolve_cpu_seconds": round(cpu_seconds() - cpu_start - load_cpu, 1),
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
-
-
-def _cpu_seconds(pid: int | None = None) -> float:
-    """User + system CPU seconds of this process (or of ``pid``, from /proc/PID/stat)."""
-    if pid is None:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime + usage.ru_stime
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
 
 
 def _free_port() -> int:
@@ -122,7 +112,7 @@ def serve(path: Path, timeout: float) -> dict[str, Any]:
             try:
                 if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
                     out["ready_seconds"] = round(time.monotonic() - started, 1)
-                    out["ready_cpu_seconds"] = round(_cpu_seconds(proc.pid), 1)
+                    out["ready_cpu_seconds"] = round(cpu_seconds(proc.pid), 1)
                     break
             except httpx.HTTPError:
                 pass
@@ -130,7 +120,7 @@ def serve(path: Path, timeout: float) -> dict[str, Any]:
         if "ready_seconds" in out:
             reply = httpx.get(f"{base}/api/v1/workloads?limit=1", timeout=max(1.0, timeout))
             out["first_list_seconds"] = round(time.monotonic() - started, 1)
-            out["first_list_cpu_seconds"] = round(_cpu_seconds(proc.pid), 1)
+            out["first_list_cpu_seconds"] = round(cpu_seconds(proc.pid), 1)
             out["first_list_status"] = reply.status_code
             out["total"] = reply.json().get("totalCount") if reply.status_code == 200 else None
         out["peak_rss_bytes"] = _vm_hwm(proc.pid)

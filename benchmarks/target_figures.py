@@ -112,11 +112,12 @@ def cli(p: dict[str, Any]) -> dict[str, Any]:
 def live(p: dict[str, Any]) -> dict[str, Any]:
     """Against a real kube-apiserver + etcd (``benchmarks.cluster``, ``benchmarks.recovery``): load the
     generator's cluster, then paired runs of the raw paginated pod list (the floor) and an
-    informer's sync of the same pods; update -> visible over GraphQL at ``rate`` updates/s;
+    informer's sync of the same pods; update -> visible over GraphQL at ``rate`` updates/s and
+    at each rate of ``sweep`` (the row reads the highest the API server sustains);
     an API server restart (``recovery.outage_once`` over the app watching every namespace)
     with the pod list raw right after it.
 
-    Params: ``pods``, ``load_budget_s``, ``repeats``, ``updates``, ``rate``, ``outage_s``, ``seed``.
+    Params: ``pods``, ``load_budget_s``, ``repeats``, ``updates``, ``rate``, ``sweep``, ``outage_s``, ``seed``.
     """
     from benchmarks import cluster as cluster_bench
     from benchmarks.stats import summarize
@@ -137,7 +138,8 @@ def live(p: dict[str, Any]) -> dict[str, Any]:
         f, s = summarize(floors, "s"), summarize(syncs, "s")
         out["initial_sync"] = {"list_floor_s": f.to_dict(), "informer_sync_s": s.to_dict(),
                                "ratio": round(s.median / f.median, 2) if f.median else None}
-        upd = asyncio.run(cluster_bench.update_to_phase(cp, loaded, count=int(p["updates"]), rate=float(p["rate"])))
+        upd = asyncio.run(cluster_bench.update_to_phase(cp, loaded, count=int(p["updates"]), rate=float(p["rate"]),
+                                                        sweep=tuple(float(r) for r in p.get("sweep", ()))))
         out["update_to_phase"] = {k: v for k, v in upd.items() if not k.startswith("profile")}
         namespace = next((pod.namespace for pod in loaded.pods), "default")
         out["relist"] = asyncio.run(_relist(cp, namespace, float(p["outage_s"])))

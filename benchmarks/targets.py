@@ -80,7 +80,7 @@ def plan(quick: bool, seed: int) -> dict[str, dict[str, Any]]:
             "warm": {"workloads": 500, "max_count": 60, "max_seconds": 3, "seed": seed, "child_timeout": 240},
             "churn": {"workloads": 200, "rate": 1000, "seconds": 3, "seed": seed, "child_timeout": 240},
             "cli": {"repeats": 5, "big_workloads": 300, "timeout": 120, "child_timeout": 240},
-            "live": {"pods": 1000, "load_budget_s": 30, "repeats": 2, "updates": 200, "rate": 200,
+            "live": {"pods": 1000, "load_budget_s": 30, "repeats": 2, "updates": 200, "rate": 200, "sweep": [50, 100, 200],
                      "outage_s": 3, "seed": seed + 300, "child_timeout": 420},
         }
     return {
@@ -89,6 +89,7 @@ def plan(quick: bool, seed: int) -> dict[str, dict[str, Any]]:
         "churn": {"workloads": 1000, "rate": 1000, "seconds": 10, "seed": seed, "child_timeout": 600},
         "cli": {"repeats": 9, "big_workloads": 10000, "timeout": 600, "child_timeout": 900},
         "live": {"pods": 20000, "load_budget_s": 150, "repeats": 3, "updates": 1000, "rate": 200,
+                 "sweep": [50, 100, 150, 200],
                  "outage_s": 10, "seed": seed + 300, "child_timeout": 1200},
     }
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.asgi import in_process_client
 from benchmarks.machine import rss_bytes
 from benchmarks.stats import summarize
 from workload_map.app import create_app
@@ -87,7 +88,7 @@ async def run(reader: Any, registry: DefinitionRegistry, *, load_s: float, worke
         app = create_app(settings, reader=reader, registry=registry)
         service: WorkloadService = app.state.runtime.service
         rss0 = rss_bytes()
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://b", timeout=600) as c:
+        async with in_process_client(app, base_url="http://b") as c:
             cold: list[float] = []
             stop = asyncio.Event()
             t0 = time.perf_counter()

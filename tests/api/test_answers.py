@@ -188,7 +188,7 @@ async def test_an_answer_says_the_freshness_its_stamp_was_taken_at(tmp_path: Pat
     The informers here turn fresh right after the first read: the first answer still says
     stale (what its stamp says), and the next request, fresh, is a miss without the extension.
     """
-    from workload_map.kube.freshness import FRESH, Freshness
+    from workload_map.kube.reader import FRESH, Freshness
 
     reader = SnapshotReader(jobset("a", "team-1", {"w": 2}, gpus=1))
     app = create_app(Settings(state_dir=tmp_path / "s"), reader=reader)

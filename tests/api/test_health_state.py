@@ -16,7 +16,8 @@ from workload_map.definitions.catalog import load_catalog
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import InvalidDefinition
 from workload_map.gvk import GVK
-from workload_map.kube.reader import InformerStatus
+from workload_map.kube.freshness import freshness
+from workload_map.kube.reader import Freshness, InformerStatus
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.definitions.stored import StoreError
 from workload_map.registration.registrar import Registrar
@@ -45,6 +46,9 @@ class SlowReader(SnapshotReader):
         missing = GVK("ray.io", "v1", "RayCluster")
         states[missing] = InformerStatus(missing, "crd_missing")
         return states
+
+    def freshness(self) -> Freshness:
+        return freshness(self.states())  # a snapshot's own answer is always FRESH
 
 
 def _client(app) -> httpx.AsyncClient:

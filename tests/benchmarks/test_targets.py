@@ -92,3 +92,35 @@ def test_only_rejects_unknown_figures() -> None:
     with pytest.raises(SystemExit):
         parse_args(["--only", "warm,bogus"])
     assert parse_args(["--only", "warm, cli"]).figures == ["warm", "cli"]
+
+
+def _burst(achieved: float, patch_median_ms: float, failures: int = 0, p99: float = 10.0) -> dict[str, object]:
+    return {"achieved_rate_per_s": achieved, "patch_failures": failures,
+            "patch_round_trip_ms": {"median": patch_median_ms}, "update_to_subscriber_ms": {"p99": p99}}
+
+
+def test_sustained_rate_is_the_last_rate_before_a_queue_or_a_shortfall() -> None:
+    from benchmarks.cluster import sustained_rate
+
+    # 50 and 100/s answered in about 5 ms; 150/s median 14 ms is within 3 x 5; 200/s at 150 ms queues
+    bursts = {200.0: _burst(185.3, 150.0), 50.0: _burst(50.0, 5.0), 150.0: _burst(149.0, 14.0),
+              100.0: _burst(100.0, 4.2)}
+    assert sustained_rate(bursts) == 150.0
+    bursts[150.0] = _burst(140.0, 6.0)  # 140 < 95 % of 150: a shortfall, whatever the round trip
+    assert sustained_rate(bursts) == 100.0
+    bursts[100.0] = _burst(100.0, 4.2, failures=1)  # a failed PATCH: not sustained, and 150/s is not looked at
+    assert sustained_rate(bursts) == 50.0
+    assert sustained_rate({50.0: {"skipped": "the patcher process sent nothing"}}) is None
+
+
+def test_the_live_churn_row_reads_the_burst_at_the_sustained_rate() -> None:
+    side = {"load_end": [1.7, 1, 1]}
+    sweep = {"50": _burst(50, 5, p99=19.3), "100": _burst(100, 4.2, p99=15.4), "200": _burst(185.3, 150, p99=431.8)}
+    after = {"update_to_phase": {**sweep["200"], "sweep": sweep, "sustained_rate_per_s": 100.0,
+                                 "at_sustained": sweep["100"]}}
+    doc = _doc({"live": {"params": {"pods": 20000, "sweep": [50, 100, 200]},
+                         "after": {**side, "figures": after}}})
+    row = next(r for r in verdicts(doc) if r["target"].startswith("churn live"))
+    assert (row["after"], row["met"], row["size"]) == (15.4, True, "20,000 pods, of 50/100/200/s")
+    text = render({**doc, "targets": [row]})
+    assert "sustained updates/s 100.0" in text and "subscriber p99 ms at 200/s 431.8" in text

@@ -225,6 +225,11 @@ class ControlPlane:
         return (f"--- {self.etcd_log} ---\n{tail(self.etcd_log, lines)}\n"
                 f"--- {self.apiserver_log} ---\n{tail(self.apiserver_log, lines)}")
 
+    def pids(self) -> dict[str, int | None]:
+        """Process ids: ``{"kube-apiserver": pid, "etcd": pid}`` (None if not running)."""
+        return {"kube-apiserver": self._apiserver.pid if self._apiserver else None,
+                "etcd": self._etcd.pid if self._etcd else None}
+
     def rss(self) -> dict[str, int | None]:
         """Current RSS in bytes: ``{"kube-apiserver": n, "etcd": n}`` (None if not running)."""
         return {"kube-apiserver": rss_bytes(self._apiserver), "etcd": rss_bytes(self._etcd)}

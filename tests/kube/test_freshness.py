@@ -224,3 +224,50 @@ async def test_a_kind_failing_on_a_healthy_server_keeps_its_backoff() -> None:
         assert cache.state(POD).stale and "conversion webhook failed" in cache.state(POD).last_error
     finally:
         await cache.stop()
+
+
+async def test_the_kept_summary_equals_the_summary_of_the_statuses_throughout_an_outage() -> None:
+    """``InformerCache.freshness()`` (kept between status changes) against ``freshness(states())``
+    (summed up afresh) at every step: sync, an event (last success moves), down, stale, back,
+    a missing kind watched and unwatched."""
+    outage = Outage()
+    outage.server.create(make_obj(POD, "a"))
+    cache = outage.cache(stale_after=0.2)
+    cache.watch(POD)
+    await cache.start()
+    mismatches: list[tuple[object, object]] = []
+    samples = 0
+
+    def same() -> bool:
+        nonlocal samples
+        samples += 1
+        kept, full = cache.freshness(), freshness(cache.states())
+        if kept != full:
+            mismatches.append((kept, full))
+        return kept == full
+
+    try:
+        assert await wait_for(lambda: same() and cache.freshness().synced, timeout=5)
+        assert cache.freshness() is cache.freshness(), "kept while nothing changes"
+        before = cache.freshness().last_success
+        assert before is not None
+        outage.server.create(make_obj(POD, "b"))
+        assert await wait_for(lambda: same() and cache.get(POD, "ns", "b") is not None, timeout=2)
+        assert cache.freshness().last_success > before, "an event moves the last success"
+        missing = GVK("x.io", "v1", "Gone")
+        cache.watch(missing)
+        assert await wait_for(lambda: same() and cache.state(missing).state == "crd_missing", timeout=2)
+        outage.go_down()
+        assert await wait_for(lambda: same() and cache.state(POD).down_since is not None, timeout=2)
+        assert same() and not cache.freshness().stale, "down, but not yet for the 0.2 s threshold"
+        assert await wait_for(lambda: same() and cache.freshness().stale, timeout=2), "stale by the clock alone"
+        assert cache.freshness().stale_kinds == ("core/v1/Pod",)
+        outage.flaky.down = False
+        assert await wait_for(lambda: same() and not cache.freshness().stale and cache.freshness().error == "",
+                              timeout=2)
+        cache.unwatch(missing)
+        assert same() and missing not in cache.states()
+    finally:
+        await cache.stop()
+    assert same()
+    assert mismatches == [] and samples > 10

@@ -23,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
 from workload_map.api.runtime import Runtime, runtime_of
-from workload_map.kube.freshness import freshness, iso_time, kind_name
-from workload_map.kube.reader import InformerStatus
+from workload_map.kube.freshness import freshness, kind_name
+from workload_map.kube.reader import InformerStatus, iso_time
 
 
 async def livez(request: Request) -> PlainTextResponse:

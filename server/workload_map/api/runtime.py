@@ -20,12 +20,11 @@ from workload_map.errors import CacheNotReady
 from workload_map.api.answers import AnswerCache
 from workload_map.api.waits import ClientWaits
 from workload_map.gvk import GVK
-from workload_map.kube.reader import InformerStatus, Reader
+from workload_map.kube.reader import FRESH, Freshness, InformerStatus, Reader
 from workload_map.resolution.resources import DEFAULT_GPU_POLICY, GpuPolicy, gpu_policy
 from workload_map.kube.snapshot import SnapshotReader
 from workload_map.service.workloads import WorkloadService
 from workload_map.service.actions import SnapshotWriter
-from workload_map.kube.freshness import Freshness, freshness
 from workload_map.service.fleet import combined, registrar_for
 from workload_map.registration.registrar import Registrar
 from workload_map.registration.stores import DefinitionStore
@@ -133,7 +132,7 @@ class Runtime(Struct, eq=False):
         """How current the served data is: the reader's, or with several clusters all of them together."""
         if self.karta_crds:
             return combined(self.cluster_states())
-        return freshness(self.states())
+        return self.reader.freshness() if self.reader is not None else FRESH
 
     def is_synced(self) -> bool:
         """True when every cluster's reader has synced once."""

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -48,8 +48,8 @@ from workload_map.kube.client import KubeClient, connect
 from workload_map.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
 from workload_map.kube.errors import NETWORK, KubeApiError
 from workload_map.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
-from workload_map.kube.freshness import aggregate
-from workload_map.kube.reader import InformerState, InformerStatus, Reader
+from workload_map.kube.freshness import FreshnessMemo, aggregate
+from workload_map.kube.reader import Freshness, InformerState, InformerStatus, Reader
 from workload_map.kube.listing import ListWatch
 from workload_map.kube.reflector import Reflector, ReflectorOptions
 from workload_map.kube.versions import elect
@@ -139,6 +139,8 @@ class InformerCache(ObjectGraph, Reader):
         self._crd_reflector: Reflector | None = None
         self._rng = random.Random()
         self._started = False
+        self._status_version = 0  # what freshness() reads changed (FreshnessMemo)
+        self._freshness = FreshnessMemo()
 
     @classmethod
     async def from_config(
@@ -183,6 +185,7 @@ class InformerCache(ObjectGraph, Reader):
         for inf in self._informers.values():
             inf.reflectors.clear()
             inf.info, inf.state = None, "syncing"
+        self._status_changed()
         if self._client is not None and self._close_client:
             await self._client.close()
 
@@ -191,6 +194,7 @@ class InformerCache(ObjectGraph, Reader):
         if gvk in self._informers:
             return
         self._informers[gvk] = _Informer(gvk)
+        self._status_changed()
         self.store(gvk)
         self._reconcile_kind(gvk)
 
@@ -199,6 +203,7 @@ class InformerCache(ObjectGraph, Reader):
         inf = self._informers.pop(gvk, None)
         if inf is None:
             return
+        self._status_changed()
         for reflector in inf.reflectors.values():
             reflector.cancel()  # synchronous: no event reaches the graph after this line
             self._spawn(reflector.stop())
@@ -215,6 +220,30 @@ class InformerCache(ObjectGraph, Reader):
     def states(self) -> dict[GVK, InformerStatus]:
         """``InformerStatus`` of every watched GVK."""
         return {gvk: self._status(inf) for gvk, inf in sorted(self._informers.items())}
+
+    def freshness(self) -> Freshness:
+        """``freshness(self.states())``, summed up again only after a status changed (``FreshnessMemo``)."""
+        return self._freshness.read(self._status_version, self.states, self._contact_reflectors)
+
+    def _status_changed(self) -> None:
+        self._status_version += 1
+
+    def _contact_reflectors(self, states: Mapping[GVK, InformerStatus]) -> list[Reflector] | None:
+        """The reflectors whose ``last_success`` the summary of ``states`` reads.
+
+        Those of every kind neither ``crd_missing`` nor ``forbidden`` (``freshness``'s
+        contacts); None when such a kind has no reflector (its status has no last success).
+        """
+        found: list[Reflector] = []
+        for gvk, status in states.items():
+            if status.state in ("crd_missing", "forbidden"):
+                continue
+            inf = self._informers[gvk]
+            reflectors = (self._elected(inf) or inf).reflectors
+            if not reflectors:
+                return None
+            found.extend(reflectors.values())
+        return found
 
     def state(self, gvk: GVK) -> InformerStatus:
         """See ``Reader.state``."""
@@ -237,9 +266,14 @@ class InformerCache(ObjectGraph, Reader):
         r = self._crd_reflector
         return aggregate(CRD_GVK, [r], len(self.discovery.crds), "crd") if r is not None else None
 
-    def _status(self, inf: _Informer) -> InformerStatus:
+    def _elected(self, inf: _Informer) -> _Informer | None:
+        """The informer whose status ``inf`` reports: the elected version's, when it is watched itself."""
         elected = self._informers.get(inf.elected) if inf.elected is not None else None
-        if elected is not None and elected.elected is None:
+        return elected if elected is not None and elected.elected is None else None
+
+    def _status(self, inf: _Informer) -> InformerStatus:
+        elected = self._elected(inf)
+        if elected is not None:
             return replace(self._status(elected), gvk=inf.gvk, count=0)
         if not inf.reflectors:
             return InformerStatus(inf.gvk, inf.state, last_error=inf.error)
@@ -289,6 +323,7 @@ class InformerCache(ObjectGraph, Reader):
             except KubeApiError as exc:
                 if not inf.reflectors:
                     inf.state, inf.error = ("forbidden" if exc.is_forbidden else "error"), str(exc)
+                    self._status_changed()
                 log.warning("discovery of %s failed: %s", gvk, exc)
                 return
             if self._informers.get(gvk) is not inf or not self._started:
@@ -297,16 +332,20 @@ class InformerCache(ObjectGraph, Reader):
                 await self._stop_reflectors(inf)
             if info is None:
                 inf.state, inf.error = "crd_missing", "not served by the API server"
+                self._status_changed()
                 self.clear(gvk)
                 return
             inf.elected = None
+            self._status_changed()
             primary = await elect(gvk, self._informers, self.discovery.resolve)
             if primary != gvk:  # another version of the kind is watched instead: cached once
                 await self._stop_reflectors(inf)
                 self.clear(gvk)
                 inf.elected, inf.state, inf.error = primary, "synced", ""
+                self._status_changed()
                 return
             inf.info, inf.state, inf.error = info, "syncing", ""
+            self._status_changed()
             if not inf.reflectors:
                 self._start_reflectors(inf, info)
 
@@ -317,17 +356,20 @@ class InformerCache(ObjectGraph, Reader):
             reflector = self._reflector(info, namespace, GraphSink(self, info.gvk))
             inf.reflectors[namespace] = reflector
             reflector.start()
+        self._status_changed()
         log.info("watching %s as %s in %s", info.gvk, info.plural, ", ".join(allowed) or "all namespaces")
 
     async def _stop_reflectors(self, inf: _Informer) -> None:
         reflectors = list(inf.reflectors.values())
         inf.reflectors.clear()
         inf.info = None
+        self._status_changed()
         await asyncio.gather(*(r.stop() for r in reflectors))
 
     def _reflector(self, info: ResourceInfo, namespace: str | None, sink: GraphSink | CrdIndex) -> Reflector:
         source = self._sources(info, namespace)
-        return Reflector(info.gvk, source, sink, namespace=namespace, options=self.options.reflector, rng=self._rng)
+        return Reflector(info.gvk, source, sink, namespace=namespace, options=self.options.reflector, rng=self._rng,
+                         on_status=self._status_changed)
 
     def _on_crd_change(self, group: str, kind: str) -> None:
         if not self._started:

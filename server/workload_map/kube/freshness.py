@@ -15,78 +15,29 @@ that are ``crd_missing`` or ``forbidden`` are not stale: the API server answered
 are reported as such.
 
 ``aggregate`` folds the reflectors of one GVK (one per allowed namespace) into its
-``InformerStatus``, which the rule above reads.
+``InformerStatus``, which the rule above reads; :func:`freshness` sums the statuses up into
+a ``Freshness`` (``workload_map.kube.reader``, beside ``InformerStatus``: ``Reader.freshness``
+returns one), and :class:`FreshnessMemo` keeps an informer cache's sum between status changes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
-from datetime import datetime, timezone
 
-from msgspec import Struct
+from msgspec.structs import replace
 
 from workload_map.gvk import GVK
-from workload_map.kube.reader import InformerState, InformerStatus
+from workload_map.kube.reader import FRESH, Freshness, InformerState, InformerStatus
 
 if TYPE_CHECKING:  # the reflector module imports the Kubernetes client: not for offline reads
     from workload_map.kube.reflector import Reflector
 
 
-class Freshness(Struct, frozen=True):
-    """Summary of a cluster's informers.
-
-    Attributes:
-        synced: every watched kind listed once (or settled as missing/forbidden).
-        stale: some kind's list/watch has failed for longer than the threshold.
-        since: while stale, when the oldest outage among the stale kinds began
-            (``time.time()`` seconds); ``None`` otherwise.
-        error: the last error text of a failing kind (the first stale one, else the first
-            one in ``error``), ``""`` when none is failing.
-        stale_kinds: ``group/version/Kind`` of every stale kind, sorted.
-        last_success: the oldest of the informers' last successful contacts (list,
-            accepted watch, event or bookmark; ``time.time()`` seconds): every kind has
-            heard from the API server since then. ``None`` until every informer has.
-    """
-
-    synced: bool
-    stale: bool
-    since: float | None
-    error: str
-    stale_kinds: tuple[str, ...] = ()
-    last_success: float | None = None
-
-    @property
-    def since_iso(self) -> str | None:
-        """``since`` as RFC 3339 UTC (``2026-12-01T10:00:00Z``), ``None`` when not stale."""
-        return iso_time(self.since)
-
-    @property
-    def last_success_iso(self) -> str | None:
-        """``last_success`` as RFC 3339 UTC, ``None`` before every kind has heard from the API server."""
-        return iso_time(self.last_success)
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON shape: ``{synced, stale, since, error, staleKinds, lastSuccess}`` (times RFC 3339)."""
-        return {"synced": self.synced, "stale": self.stale, "since": self.since_iso, "error": self.error,
-                "staleKinds": list(self.stale_kinds), "lastSuccess": iso_time(self.last_success)}
-
-
-FRESH = Freshness(synced=True, stale=False, since=None, error="")
-"""What a reader without informers (a snapshot) reports."""
-
-
 def kind_name(gvk: GVK) -> str:
     """``core/v1/Pod`` style name of a GVK (as in ``/readyz?verbose`` and metric labels)."""
     return f"{gvk.group or 'core'}/{gvk.version}/{gvk.kind}"
-
-
-def iso_time(seconds: float | None) -> str | None:
-    """``time.time()`` seconds as RFC 3339 UTC with second precision; ``None`` stays ``None``."""
-    if seconds is None:
-        return None
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def freshness(states: Mapping[GVK, InformerStatus]) -> Freshness:
@@ -105,6 +56,56 @@ def freshness(states: Mapping[GVK, InformerStatus]) -> Freshness:
         stale_kinds=tuple(sorted(kind_name(s.gvk) for s in stale)),
         last_success=None if None in contacts else min(contacts, default=None),  # type: ignore[type-var]
     )
+
+
+class FreshnessMemo:
+    """:func:`freshness` of one informer cache, summed up again only after a status change.
+
+    What the summary reads changes rarely: a reflector's state, sync flag, last error or
+    outage, and an informer's state, error, elected version or reflectors. The cache counts
+    those changes in a version (its own changes, and ``Reflector(on_status=...)``); while the
+    version holds, the kept summary is the answer. Two parts are read again on every call:
+
+    - ``last_success`` moves with every watch event: it is the oldest ``last_success`` of
+      the reflectors that count for it (``contacts``), None while one of them has none, as
+      :func:`freshness` folds the kinds' statuses.
+    - while any reflector is down, ``stale`` depends on the clock (``stale_after``): the
+      summary is then computed in full on every call.
+
+    A read racing a change on another thread returns the summary of just before it, as a
+    full computation would.
+    """
+
+    def __init__(self) -> None:
+        self._version = -1
+        self._value = FRESH
+        self._contacts: list[Reflector] | None = None
+        self._clocked = True
+
+    def read(self, version: int, states: Callable[[], Mapping[GVK, InformerStatus]],
+             contacts: Callable[[Mapping[GVK, InformerStatus]], list[Reflector] | None]) -> Freshness:
+        """The summary at status ``version``.
+
+        Args:
+            version: the cache's count of status changes.
+            states: ``InformerCache.states``, called when the summary is computed in full.
+            contacts: the reflectors whose ``last_success`` counts for ``states``, or None
+                when the summary's ``last_success`` is None whatever the events.
+        """
+        if version != self._version or self._clocked:
+            current = states()
+            value = freshness(current)
+            self._clocked = any(s.down_since is not None for s in current.values())
+            self._contacts, self._value, self._version = contacts(current), value, version
+            return value
+        reflectors = self._contacts
+        last: float | None = None
+        if reflectors is not None and all(r.last_success is not None for r in reflectors):
+            last = min((r.last_success for r in reflectors if r.last_success is not None), default=None)
+        value = self._value
+        if last != value.last_success:
+            value = self._value = replace(value, last_success=last)
+        return value
 
 
 STATE_ORDER: tuple[InformerState, ...] = ("error", "syncing", "forbidden", "crd_missing", "synced")

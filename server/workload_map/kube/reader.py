@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from msgspec import Struct
@@ -99,6 +100,56 @@ class InformerStatus(Struct, frozen=True):
     def is_settled(self) -> bool:
         """True when this informer does not block readiness."""
         return self.has_synced or self.state in ("crd_missing", "forbidden")
+
+
+class Freshness(Struct, frozen=True):
+    """Summary of a cluster's informers.
+
+    Attributes:
+        synced: every watched kind listed once (or settled as missing/forbidden).
+        stale: some kind's list/watch has failed for longer than the threshold.
+        since: while stale, when the oldest outage among the stale kinds began
+            (``time.time()`` seconds); ``None`` otherwise.
+        error: the last error text of a failing kind (the first stale one, else the first
+            one in ``error``), ``""`` when none is failing.
+        stale_kinds: ``group/version/Kind`` of every stale kind, sorted.
+        last_success: the oldest of the informers' last successful contacts (list,
+            accepted watch, event or bookmark; ``time.time()`` seconds): every kind has
+            heard from the API server since then. ``None`` until every informer has.
+    """
+
+    synced: bool
+    stale: bool
+    since: float | None
+    error: str
+    stale_kinds: tuple[str, ...] = ()
+    last_success: float | None = None
+
+    @property
+    def since_iso(self) -> str | None:
+        """``since`` as RFC 3339 UTC (``2026-12-01T10:00:00Z``), ``None`` when not stale."""
+        return iso_time(self.since)
+
+    @property
+    def last_success_iso(self) -> str | None:
+        """``last_success`` as RFC 3339 UTC, ``None`` before every kind has heard from the API server."""
+        return iso_time(self.last_success)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON shape: ``{synced, stale, since, error, staleKinds, lastSuccess}`` (times RFC 3339)."""
+        return {"synced": self.synced, "stale": self.stale, "since": self.since_iso, "error": self.error,
+                "staleKinds": list(self.stale_kinds), "lastSuccess": iso_time(self.last_success)}
+
+
+FRESH = Freshness(synced=True, stale=False, since=None, error="")
+"""What a reader without informers (a snapshot) reports."""
+
+
+def iso_time(seconds: float | None) -> str | None:
+    """``time.time()`` seconds as RFC 3339 UTC with second precision; ``None`` stays ``None``."""
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ChangeEvent(Struct, frozen=True):
@@ -185,6 +236,14 @@ class Reader(Protocol):
 
     def states(self) -> dict[GVK, InformerStatus]:
         """``InformerStatus`` of every watched GVK (of every GVK held, for a snapshot)."""
+        ...
+
+    def freshness(self) -> Freshness:
+        """How current the data is: ``workload_map.kube.freshness.freshness(self.states())``.
+
+        Read once or twice per HTTP request, so not summed up afresh each time: the informer
+        cache keeps the sum while no status changes; a snapshot's is always ``FRESH``.
+        """
         ...
 
     def is_synced(self) -> bool:

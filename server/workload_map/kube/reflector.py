@@ -47,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from msgspec import Struct
@@ -128,13 +128,18 @@ class Reflector:
         namespace: watch only this namespace (``None``: all / cluster-scoped).
         options: tunables.
         rng: random source for jitter and ``timeoutSeconds`` (tests seed it).
+        on_status: called after ``state``, ``has_synced``, ``last_error`` or the outage
+            (``down_since``) change: what the cache's freshness summary reads, apart from
+            ``last_success`` (``workload_map.kube.freshness.FreshnessMemo``).
     """
 
     def __init__(
         self, gvk: GVK, source: ListWatch, sink: Sink, *, namespace: str | None = None,
         options: ReflectorOptions | None = None, rng: random.Random | None = None,
+        on_status: Callable[[], None] | None = None,
     ) -> None:
         self.gvk, self.namespace = gvk, namespace
+        self._on_status = on_status
         self.options = options or ReflectorOptions()
         self._source, self._sink = source, sink
         self._rng = rng or random.Random()
@@ -255,6 +260,7 @@ class Reflector:
         self.last_rv = resource_version
         first = not self.has_synced
         self.has_synced = True
+        self._status_changed()
         log.info("%s %s%s: %d objects at resourceVersion %s", "listed" if first else "relisted",
                  self.gvk, self._where(), len(items), resource_version)
         self._succeeded()
@@ -347,6 +353,7 @@ class Reflector:
             self._failed()
             self.throttled += 1
             self.last_error = str(exc)
+            self._status_changed()
             log.info("reflector %s%s: throttled: %s", self.gvk, self._where(), exc)
             o = self.options
             return min(o.throttle_cap, exc.retry_after) if exc.retry_after else o.throttle_delay
@@ -359,12 +366,15 @@ class Reflector:
     def _succeeded(self) -> None:
         """Record contact with the server: the data is current again."""
         self.last_success, self.last_success_mono = time.time(), time.monotonic()
-        self.down_since = self.down_since_mono = None
+        if self.down_since_mono is not None:
+            self.down_since = self.down_since_mono = None
+            self._status_changed()
 
     def _failed(self) -> None:
         """Record a failed request; the first one since the last success starts the outage."""
         if self.down_since_mono is None:
             self.down_since, self.down_since_mono = time.time(), time.monotonic()
+            self._status_changed()
 
     def _resumed(self) -> bool:
         """A watch reopened after a failure is healthy: synced again (returns False: not resuming)."""
@@ -378,9 +388,15 @@ class Reflector:
             log.warning("reflector %s%s: %s %s", self.gvk, self._where(), state, error)
         elif state == "synced" and self.state not in ("synced", "syncing"):
             log.info("reflector %s%s: synced again", self.gvk, self._where())
-        self.state = state
-        if error:
-            self.last_error = error
+        if state != self.state or (error and error != self.last_error):
+            self.state = state
+            if error:
+                self.last_error = error
+            self._status_changed()
+
+    def _status_changed(self) -> None:
+        if self._on_status is not None:
+            self._on_status()
 
     def _where(self) -> str:
         return f" in {self.namespace}" if self.namespace else ""

@@ -25,9 +25,7 @@ owner walks work on hand-written manifests.
 
 Errors: ``SnapshotError`` (an ``InvalidRequest``) naming the file and document for
 unreadable files, invalid YAML/JSON (JSON errors give line, column and character offset),
-or documents that are not Kubernetes objects.
-
-No ``kubernetes_asyncio`` here.
+or documents that are not Kubernetes objects. No ``kubernetes_asyncio`` here.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ import yaml
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
-from workload_map.kube.reader import InformerStatus, KubeObject, Reader
+from workload_map.kube.reader import FRESH, Freshness, InformerStatus, KubeObject, Reader
 from workload_map.kube.store import object_key, shape_problem
 from workload_map.kube.yamljson import JSONLoader
 
@@ -381,6 +379,10 @@ class SnapshotReader(ObjectGraph, Reader):
     def is_synced(self) -> bool:
         """Always true: a snapshot is complete by construction."""
         return True
+
+    def freshness(self) -> Freshness:
+        """Always ``FRESH``, the summary of statuses all ``synced`` without error, outage or contact."""
+        return FRESH
 
 
 def _with_uid(gvk: GVK, key: tuple[str, str], obj: Mapping[str, Any]) -> Mapping[str, Any]:

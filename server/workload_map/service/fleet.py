@@ -24,8 +24,8 @@ from typing import Any
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.errors import InvalidRequest, WorkloadNotFound
 from workload_map.gvk import GVK
-from workload_map.kube.freshness import FRESH, Freshness, freshness
-from workload_map.kube.reader import InformerStatus, Reader
+from workload_map.kube.freshness import freshness
+from workload_map.kube.reader import FRESH, Freshness, InformerStatus, Reader
 from workload_map.materialization.materializer import Materializer
 from workload_map.resolution import GpuPolicy, WorkloadView
 from workload_map.service.reads import Allow, WorkloadReads

@@ -17,8 +17,7 @@ from typing import Protocol
 
 from workload_map.definitions.registry import DefinitionRegistry
 from workload_map.gvk import GVK
-from workload_map.kube.freshness import Freshness
-from workload_map.kube.reader import Reader
+from workload_map.kube.reader import Freshness, Reader
 from workload_map.materialization.feed import ChangeFeed
 from workload_map.materialization.materializer import Materializer
 from workload_map.materialization.views import GpuBucket

@@ -28,8 +28,7 @@ from typing import Any, Callable, Iterable, Mapping
 from workload_map.definitions.registry import DefinitionRegistry, Entry
 from workload_map.errors import WorkloadNotFound
 from workload_map.gvk import GVK
-from workload_map.kube.freshness import Freshness, freshness
-from workload_map.kube.reader import Reader
+from workload_map.kube.reader import Freshness, Reader
 from workload_map.logs import logger
 from workload_map.materialization.feed import ChangeFeed, Subscriber, ViewChange
 from workload_map.materialization.materializer import Materializer
@@ -326,7 +325,7 @@ class WorkloadService(WorkloadReads):
 
     def freshness(self) -> Freshness:
         """How current the reader's data is (``workload_map.kube.freshness``)."""
-        return freshness(self.reader.states())
+        return self.reader.freshness()
 
     def freshness_by_cluster(self) -> dict[str, Freshness]:
         """This cluster's name -> :meth:`freshness` (one entry)."""
