@@ -51,3 +51,25 @@ def test_snapshots_and_summaries_are_whole_generations_while_a_thread_writes() -
         stop.set()
         thread.join(30)
     assert len(generations) >= 20  # the writer really ran between the reads
+
+
+def test_re_resolved_views_keep_their_place_and_renamed_ones_move() -> None:
+    """A put under a stored key with the same sort key (a re-resolution) leaves the list order
+    as it is; one whose name or kind (random in ``_view``) changed moves; both leave every key
+    once, in sort order."""
+    rng = random.Random(11)
+    store = ViewStore()
+    names = {i: f"w{rng.randrange(10_000):05d}" for i in range(500)}
+    for i, name in names.items():
+        store.put(ENTRY, _view(rng, f"u{i}", name, f"ns{i % 5}"))
+    for step in range(3000):
+        i = rng.randrange(500)
+        if step % 3 == 0:  # renamed: a new sort key under the same key
+            names[i] = f"w{rng.randrange(10_000):05d}"
+        store.put(ENTRY, _view(rng, f"u{i}", names[i], f"ns{i % 5}"))
+    records = store.snapshot().records
+    keys = [sort_key(r.view) for r in records]
+    assert keys == sorted(keys) and len(keys) == 500
+    assert sorted(r.view.uid for r in records) == sorted(f"u{i}" for i in range(500))
+    assert {r.view.uid: (r.view.namespace, r.view.name) for r in records} == {
+        f"u{i}": (f"ns{i % 5}", names[i]) for i in range(500)}  # each key holds its last put

@@ -321,13 +321,15 @@ class ViewStore:
 
     def _put(self, entry: Entry, view: WorkloadView, key: str) -> Record | None:
         previous = self._records.get(key)
+        in_place = previous is not None and sort_key(previous.view) == sort_key(view)  # a re-resolution keeps its place
         if previous is not None:
-            self._unlink(previous, key)
+            self._unlink(previous, key, keep_place=in_place)
         record = Record(self._shared_entry(entry), view)
         self._records[key] = record
         if key != view.uid:
             self._holders.setdefault(view.uid, set()).add(key)
-        bisect.insort(self._order, key, key=self._sort_key_of)
+        if not in_place:
+            bisect.insort(self._order, key, key=self._sort_key_of)
         self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = key
         for pod in view.all_pods():
             names = self._by_pod.get(pod.namespace)
@@ -371,10 +373,10 @@ class ViewStore:
                 self.generation += 1
             return previous
 
-    def _unlink(self, record: Record, key: str) -> None:
+    def _unlink(self, record: Record, key: str, keep_place: bool = False) -> None:
         view = record.view
         order, wanted = self._order, sort_key(view)
-        index = bisect.bisect_left(order, wanted, key=self._sort_key_of)
+        index = len(order) if keep_place else bisect.bisect_left(order, wanted, key=self._sort_key_of)
         while index < len(order) and order[index] != key and self._sort_key_of(order[index]) == wanted:
             index += 1  # holders of one uid told apart by group only share a sort key
         if index < len(order) and order[index] == key:
