@@ -271,3 +271,37 @@ async def test_the_kept_summary_equals_the_summary_of_the_statuses_throughout_an
         await cache.stop()
     assert same()
     assert mismatches == [] and samples > 10
+
+
+async def test_a_missing_kind_stays_missing_while_the_api_server_does_not_answer() -> None:
+    """The recheck of a kind whose CRD is missing, during an outage, learns nothing: readiness and
+    the summary keep it settled (before, it turned ``error`` and ``synced`` was false until the next
+    recheck after the recovery, up to ``recheck_interval`` later)."""
+    outage = Outage()
+    outage.server.create(make_obj(POD, "a"))
+    discovery_api = FakeJson({"/api/v1": CORE_V1})
+    options = CacheOptions(reflector=SLOW_BACKOFF, stale_after=30.0, probe_interval=0.02, recheck_interval=0.05,
+                           watch_crds=False)
+    cache = InformerCache(discovery=Discovery(discovery_api, negative_ttl=0.01), sources=lambda i, n: outage.flaky,
+                          options=options, probe=outage.probe)
+    missing = GVK("x.io", "v1", "Gone")
+    cache.watch(POD)
+    cache.watch(missing)
+    await cache.start()
+    try:
+        assert await wait_for(lambda: cache.is_synced() and cache.state(missing).state == "crd_missing", timeout=5)
+        calls = len(discovery_api.calls)
+        discovery_api.error = KubeApiError(NETWORK, "ClientConnectorError", "connection refused")
+        outage.go_down()
+        assert await wait_for(lambda: len(discovery_api.calls) >= calls + 3, timeout=5), "rechecks ran meanwhile"
+        assert cache.state(missing).state == "crd_missing" and cache.is_synced()
+        assert cache.freshness().synced and cache.freshness() == freshness(cache.states())
+        discovery_api.error = KubeApiError(503, "ServiceUnavailable", "apiserver is shutting down")
+        assert await wait_for(lambda: len(discovery_api.calls) >= calls + 6, timeout=5)
+        assert cache.state(missing).state == "crd_missing" and cache.is_synced()
+        discovery_api.error = None
+        outage.flaky.down = False
+        assert await wait_for(lambda: cache.state(POD).state == "synced" and cache.is_synced(), timeout=5)
+        assert cache.state(missing).state == "crd_missing"
+    finally:
+        await cache.stop()

@@ -25,10 +25,8 @@ Readiness: ``is_synced()`` is true once every watched GVK has listed once or set
 list/watch has failed for longer than ``stale_after`` seconds reports ``stale``
 (``workload_map.kube.freshness`` sums that up per cluster).
 
-Recovery: while any reflector is failing, a probe (``GET /readyz`` by default) runs every
-``probe_interval`` seconds; the first answer after a failed probe wakes every failing
-reflector, so they reconnect as soon as the API server is back instead of sleeping out
-their backoff.
+Recovery (``workload_map.kube.recovery``): while a reflector fails, ``GET /readyz`` every
+``probe_interval`` s; the first answer after a failed probe wakes every failing reflector.
 Model: kubernetes-sigs/controller-runtime ``pkg/cache/informer_cache.go``.
 """
 
@@ -37,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -46,11 +44,12 @@ from workload_map.gvk import GVK
 from workload_map.kube.api import KubeApi, ResourceClient
 from workload_map.kube.client import KubeClient, connect
 from workload_map.kube.discovery import CRD_GVK, CRD_PLURAL, CrdIndex, Discovery, ResourceInfo
-from workload_map.kube.errors import NETWORK, KubeApiError
+from workload_map.kube.errors import KubeApiError
 from workload_map.kube.graph import DEFAULT_QUEUE_SIZE, GraphSink, ObjectGraph
 from workload_map.kube.freshness import FreshnessMemo, aggregate
 from workload_map.kube.reader import Freshness, InformerState, InformerStatus, Reader
 from workload_map.kube.listing import ListWatch
+from workload_map.kube.recovery import Probe, Recovery, readyz_probe
 from workload_map.kube.reflector import Reflector, ReflectorOptions
 from workload_map.kube.versions import elect
 from workload_map.logs import logger
@@ -60,8 +59,6 @@ log = logger(__name__)
 SourceFactory = Callable[[ResourceInfo, "str | None"], ListWatch]
 """Builds the list/watch calls of one resource in one namespace (``None``: all)."""
 
-Probe = Callable[[], Awaitable[bool]]
-"""True when the API server answers (is ready) again."""
 
 
 
@@ -129,8 +126,8 @@ class InformerCache(ObjectGraph, Reader):
             discovery = discovery or Discovery(api)
             sources = sources or _resource_clients(api)
         self._client, self._close_client = client, close_client
-        self._probe: Probe | None = probe or (_readyz_probe(KubeApi(client)) if client is not None else None)
-        self.probes = self.wakeups = 0
+        probe = probe or (readyz_probe(KubeApi(client)) if client is not None else None)
+        self._recovery = Recovery(probe, self.options.probe_interval, self._failing) if probe is not None else None
         self.discovery: Discovery = discovery
         self._sources: SourceFactory = sources
         self.discovery.crds.add_listener(self._on_crd_change)
@@ -167,8 +164,8 @@ class InformerCache(ObjectGraph, Reader):
         for gvk in list(self._informers):
             self._spawn(self._reconcile(gvk))
         self._spawn(self._recheck_loop())
-        if self._probe is not None:
-            self._spawn(self._recovery_loop())
+        if self._recovery is not None:
+            self._spawn(self._recovery.run())
 
     async def stop(self) -> None:
         """Stop every reflector and task; close the client if owned (idempotent)."""
@@ -281,34 +278,22 @@ class InformerCache(ObjectGraph, Reader):
         return aggregate(inf.gvk, list(inf.reflectors.values()), self.count(inf.gvk), plural,
                           self.options.stale_after)
 
+    @property
+    def probes(self) -> int:
+        """``/readyz`` probes sent while a reflector was failing (``Recovery``)."""
+        return self._recovery.probes if self._recovery is not None else 0
+
+    @property
+    def wakeups(self) -> int:
+        """Times the failing reflectors were woken because the API server answered again."""
+        return self._recovery.wakeups if self._recovery is not None else 0
+
+    def _failing(self) -> list[Reflector]:
+        return [r for r in self._all_reflectors() if r.down_since_mono is not None]
+
     def _all_reflectors(self) -> list[Reflector]:
         found = [r for inf in self._informers.values() for r in inf.reflectors.values()]
         return found + ([self._crd_reflector] if self._crd_reflector is not None else [])
-
-    async def _recovery_loop(self) -> None:
-        """While a reflector is failing, probe the API server.
-
-        Once it answers after having failed a probe, wake every failing reflector (once: a
-        kind failing on a healthy server, such as a broken conversion webhook, keeps its
-        backoff).
-        """
-        assert self._probe is not None
-        server_down = False
-        while True:
-            await asyncio.sleep(self.options.probe_interval)
-            failing = [r for r in self._all_reflectors() if r.down_since_mono is not None]
-            if not failing:
-                server_down = False
-                continue
-            self.probes += 1
-            if not await self._probe():
-                server_down = True
-            elif server_down:
-                server_down = False
-                self.wakeups += 1
-                log.info("API server answers again; reconnecting %d reflector(s)", len(failing))
-                for reflector in failing:
-                    reflector.wake()
 
     # resolution and reflectors
 
@@ -321,7 +306,9 @@ class InformerCache(ObjectGraph, Reader):
             try:
                 info = await self.discovery.resolve(gvk)
             except KubeApiError as exc:
-                if not inf.reflectors:
+                # A kind settled as missing or forbidden stays so while the API server does not answer
+                # (a recheck during an outage learns nothing about it; readiness must not drop for that)
+                if not inf.reflectors and (exc.answered or inf.state not in ("crd_missing", "forbidden")):
                     inf.state, inf.error = ("forbidden" if exc.is_forbidden else "error"), str(exc)
                     self._status_changed()
                 log.warning("discovery of %s failed: %s", gvk, exc)
@@ -411,20 +398,3 @@ def _resource_clients(api: KubeApi) -> SourceFactory:
         return ResourceClient(api, info.gvk, info.plural, namespace)
 
     return make
-
-
-def _readyz_probe(api: KubeApi) -> Probe:
-    """``GET /readyz``: any answer below 500 other than 429 counts.
-
-    Its body is text, so a 200 surfaces as an ``InvalidJSON`` error with status 200;
-    401/403 still mean "up".
-    """
-
-    async def probe() -> bool:
-        try:
-            await api.get_json("/readyz")
-        except KubeApiError as exc:
-            return exc.status != NETWORK and exc.status < 500 and exc.status != 429
-        return True
-
-    return probe

@@ -93,6 +93,11 @@ class KubeApiError(Exception):
         return self.status == 404
 
     @property
+    def answered(self) -> bool:
+        """The API server gave an answer: not a network error, a 5xx or a 429 (it may say otherwise later)."""
+        return self.status != NETWORK and self.status < 500 and self.status != 429
+
+    @property
     def is_forbidden(self) -> bool:
         """403: the credentials may not do this."""
         return self.status == 403
