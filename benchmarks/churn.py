@@ -108,8 +108,7 @@ async def _churn(service: Any, reader: Any, candidates: list[tuple[str, str]], *
     consumer = asyncio.get_running_loop().create_task(consume())
     resolutions, skipped = service.resolutions, service.materializer.skipped
     load_before = machine.load_average()
-    workers = service.materializer.pool.pids()
-    cpu_before = machine.cpu_seconds(), sum(machine.cpu_seconds(pid) for pid in workers)
+    cpu = machine.CpuMeter({"resolver workers": list(service.materializer.pool.pids())})
     started, done, relevant = time.monotonic(), 0, 0
     # relevant changes go to the pods of half the workloads, irrelevant ones to the other half (so they
     # cannot hide behind a relevant change of the same workload); round robin: a pod is not flipped
@@ -137,16 +136,14 @@ async def _churn(service: Any, reader: Any, candidates: list[tuple[str, str]], *
     drain = time.monotonic() + DRAIN_S
     while any(pending.values()) and time.monotonic() < drain:
         await asyncio.sleep(0.01)
-    server_cpu = machine.cpu_seconds() - cpu_before[0]
-    workers_cpu = sum(machine.cpu_seconds(pid) for pid in workers) - cpu_before[1]
+    cpu_used = cpu.used()
     consumer.cancel()
     await asyncio.gather(consumer, return_exceptions=True)
     subscriber.close()
     resolved = service.resolutions - resolutions
     return {"changes": done, "relevant": relevant, "rate_per_s": round(done / applied_s),
             "resolutions": resolved,
-            "cpu_ms_per_resolution": {"server process": round(server_cpu * 1000 / max(resolved, 1), 3),
-                                      "resolver workers": round(workers_cpu * 1000 / max(resolved, 1), 3)},
+            "cpu_ms_per_resolution": {name: round(s * 1000 / max(resolved, 1), 3) for name, s in cpu_used.items()},
             "marked_nothing": service.materializer.skipped - skipped,
             "visible": len(latencies), "not_visible": sum(len(w) for w in pending.values()),
             "p50_ms": round(percentile(latencies, 50) * 1000, 1) if latencies else None,

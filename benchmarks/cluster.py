@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import resource
 import sys
 import tempfile
 import time
@@ -46,7 +45,7 @@ import httpx
 
 from benchmarks.asgi import in_process_client
 from benchmarks.generator import Cluster, GeneratedWorkload, Obj, generate
-from benchmarks.machine import cpu_seconds
+from benchmarks.machine import CpuMeter
 from benchmarks.stats import summarize
 
 POD_PLURALS: dict[tuple[str, str], str] = {
@@ -557,7 +556,7 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
                     task.add_done_callback(pending_tasks.discard)
 
     consumers = [asyncio.create_task(consume_events()), asyncio.create_task(consume_feed())]
-    cpu = _CpuMeter(cp, runtime)
+    cpu = CpuMeter(_burst_pids(cp, runtime), children="patcher")
     pki = cp.pki.clients["admin"]
     start_at = time.monotonic() + 2.0
     request = {"server": cp.server, "ca": str(cp.ca_file), "cert": str(pki.cert), "key": str(pki.key),
@@ -612,34 +611,16 @@ async def _burst(cp: Any, runtime: Any, query: Any, plan: list[tuple[LoadedPod, 
     }
 
 
-class _CpuMeter:
-    """CPU seconds each process of a burst used from construction to :meth:`used`.
-
-    Processes: this one (the app's event loop, dispatcher and query threads, and the
-    benchmark's own subscriber), the app's resolver workers, kube-apiserver and etcd (when
-    ``cp`` has ``pids()``), and the children this process waited for meanwhile (the patcher).
-    """
-
-    def __init__(self, cp: Any, runtime: Any) -> None:
-        materializer = getattr(runtime.service, "materializer", None)
-        pool = getattr(materializer, "pool", None) if materializer is not None else None
-        self.pids: dict[str, list[int]] = {"resolver workers": list(pool.pids()) if pool is not None else []}
-        for name, pid in (cp.pids() if hasattr(cp, "pids") else {}).items():
-            if pid:
-                self.pids[name] = [pid]
-        self.start = self._now()
-
-    def _now(self) -> dict[str, float]:
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        now = {"server process": cpu_seconds(), "patcher": children.ru_utime + children.ru_stime}
-        for name, pids in self.pids.items():
-            now[name] = sum(cpu_seconds(pid) for pid in pids)
-        return now
-
-    def used(self) -> dict[str, float]:
-        """Seconds per process name since construction."""
-        end = self._now()
-        return {name: max(0.0, end[name] - self.start[name]) for name in end}
+def _burst_pids(cp: Any, runtime: Any) -> dict[str, list[int]]:
+    """The processes a burst's CPU is read from besides this one: the app's resolver workers,
+    kube-apiserver and etcd (when ``cp`` has ``pids()``)."""
+    materializer = getattr(runtime.service, "materializer", None)
+    pool = getattr(materializer, "pool", None) if materializer is not None else None
+    pids: dict[str, list[int]] = {"resolver workers": list(pool.pids()) if pool is not None else []}
+    for name, pid in (cp.pids() if hasattr(cp, "pids") else {}).items():
+        if pid:
+            pids[name] = [pid]
+    return pids
 
 
 def _workload_key(identity: tuple[str | None, str, str, str]) -> tuple[str | None, str, str, str]:

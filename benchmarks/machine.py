@@ -35,6 +35,33 @@ def cpu_seconds(pid: int | None = None) -> float:
         return 0.0
 
 
+class CpuMeter:
+    """CPU seconds used between construction and :meth:`used`, per process group.
+
+    Groups: ``"server process"`` (this process), each name of ``pids`` (the sum over its
+    process ids, from /proc), and with ``children``, the children this process waited for
+    meanwhile under that name (``RUSAGE_CHILDREN``).
+    """
+
+    def __init__(self, pids: dict[str, list[int]], *, children: str | None = None) -> None:
+        self.pids, self.children = pids, children
+        self.start = self._now()
+
+    def _now(self) -> dict[str, float]:
+        now = {"server process": cpu_seconds()}
+        if self.children is not None:
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            now[self.children] = usage.ru_utime + usage.ru_stime
+        for name, pids in self.pids.items():
+            now[name] = sum(cpu_seconds(pid) for pid in pids)
+        return now
+
+    def used(self) -> dict[str, float]:
+        """Seconds per group since construction."""
+        end = self._now()
+        return {name: max(0.0, end[name] - self.start[name]) for name in end}
+
+
 def mem_total_bytes() -> int | None:
     """Physical memory from /proc/meminfo."""
     try:

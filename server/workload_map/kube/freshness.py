@@ -98,10 +98,8 @@ class FreshnessMemo:
             self._clocked = any(s.down_since is not None for s in current.values())
             self._contacts, self._value, self._version = contacts(current), value, version
             return value
-        reflectors = self._contacts
-        last: float | None = None
-        if reflectors is not None and all(r.last_success is not None for r in reflectors):
-            last = min((r.last_success for r in reflectors if r.last_success is not None), default=None)
+        contacts_now = [r.last_success for r in self._contacts] if self._contacts is not None else [None]
+        last = None if None in contacts_now else min(contacts_now, default=None)  # type: ignore[type-var]
         value = self._value
         if last != value.last_success:
             value = self._value = replace(value, last_success=last)

@@ -321,7 +321,7 @@ class ViewStore:
 
     def _put(self, entry: Entry, view: WorkloadView, key: str) -> Record | None:
         previous = self._records.get(key)
-        in_place = previous is not None and sort_key(previous.view) == sort_key(view)  # a re-resolution keeps its place
+        in_place = previous is not None and sort_key(previous.view) == sort_key(view)  # a re-resolution
         if previous is not None:
             self._unlink(previous, key, keep_place=in_place)
         record = Record(self._shared_entry(entry), view)
@@ -332,10 +332,7 @@ class ViewStore:
             bisect.insort(self._order, key, key=self._sort_key_of)
         self._by_identity[identity_key(entry.gvk.group, view.kind, view.namespace, view.name)] = key
         for pod in view.all_pods():
-            names = self._by_pod.get(pod.namespace)
-            if names is None:
-                names = self._by_pod[pod.namespace] = {}
-            names[pod.name] = key
+            self._by_pod.setdefault(pod.namespace, {})[pod.name] = key
             if pod.uid:
                 self._by_pod_uid[pod.uid] = key
         self.aggregates.apply(view, 1)
@@ -375,12 +372,13 @@ class ViewStore:
 
     def _unlink(self, record: Record, key: str, keep_place: bool = False) -> None:
         view = record.view
-        order, wanted = self._order, sort_key(view)
-        index = len(order) if keep_place else bisect.bisect_left(order, wanted, key=self._sort_key_of)
-        while index < len(order) and order[index] != key and self._sort_key_of(order[index]) == wanted:
-            index += 1  # holders of one uid told apart by group only share a sort key
-        if index < len(order) and order[index] == key:
-            del self._order[index]
+        if not keep_place:  # keep_place: its successor has the same sort key and takes this place in the order
+            order, wanted = self._order, sort_key(view)
+            index = bisect.bisect_left(order, wanted, key=self._sort_key_of)
+            while index < len(order) and order[index] != key and self._sort_key_of(order[index]) == wanted:
+                index += 1  # holders of one uid told apart by group only share a sort key
+            if index < len(order) and order[index] == key:
+                del order[index]
         holders = self._holders.get(view.uid) if key != view.uid else None
         if holders is not None:
             holders.discard(key)
