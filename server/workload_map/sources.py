@@ -128,7 +128,8 @@ async def _karta_crd_state(client: Any, install: bool) -> str:
     from workload_map.kube.kartas import ensure_karta_crd
 
     try:
-        return str(await asyncio.wait_for(ensure_karta_crd(client, install=install), 10.0))
+        async with asyncio.timeout(10.0):
+            return str(await ensure_karta_crd(client, install=install))
     except (TimeoutError, OSError, ServerError) as exc:
         log.warning("cannot check the Karta CRD of a cluster: %s", exc)
         return "error"

@@ -48,11 +48,21 @@ async def serving(app: Starlette, *, timeout: float = 10.0) -> AsyncIterator[str
 
 
 def _stacks() -> str:
-    """The stacks of the pending tasks of this loop and of every thread (a stuck stop's report)."""
-    out = io.StringIO()
+    """The stacks of the pending tasks of this loop and of every thread (a stuck stop's report).
+
+    Tasks waiting at the same place (the informers' watches: dozens) are given once with
+    their names, after the tasks that wait alone, so the report stays short enough to be
+    read whole where a CI log is cut.
+    """
+    places: dict[str, list[str]] = {}
     for pending in asyncio.all_tasks():
         if pending is not asyncio.current_task():
-            pending.print_stack(limit=12, file=out)
+            stack = io.StringIO()
+            pending.print_stack(limit=12, file=stack)
+            places.setdefault(stack.getvalue().split("\n", 1)[-1], []).append(pending.get_name())
+    out = io.StringIO()
+    for place, names in sorted(places.items(), key=lambda item: len(item[1])):
+        out.write(f"{len(names)} task(s) {', '.join(sorted(names))}:\n{place}")
     for ident, frame in sys._current_frames().items():
         out.write(f"thread {ident}:\n" + "".join(traceback.format_stack(frame, limit=12)))
     return out.getvalue()

@@ -6,6 +6,7 @@ controller's ``write`` callback, here recording the patches.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -55,3 +56,29 @@ async def test_round_writes_judged_kartas_only(tmp_path: Path) -> None:
     assert failed["Validated"]["reason"] == "ValidationFailed" and failed["Ready"]["status"] == "False"
     assert "childComponents[0].ownerRef" in failed["Validated"]["message"]
     assert controller.writes == 2
+
+
+async def test_run_stops_when_cancelled_in_the_turn_a_wake_arrives(tmp_path: Path) -> None:
+    # Python 3.11's asyncio.wait_for hands back the awaited result when the cancellation comes in
+    # the same loop turn: the controller's loop went on waiting, and a server's shutdown (which
+    # cancels it and awaits it) never ended. A wake (registry, CRD or Lease change) can come then.
+    registry = DefinitionRegistry(load_catalog(default_catalog_dir()))
+    reader = SnapshotReader([])
+    intake = Registrar(registry, DirectoryStore(tmp_path), trial_timeout=0)
+
+    async def served(gvk: GVK) -> bool:
+        return True
+
+    async def write(name: str, status: Mapping[str, Any]) -> int:
+        return 200
+
+    controller = KartaStatusController(intake, WorkloadService(registry, reader), reader, served=served,
+                                       write=write, is_leader=lambda: False, interval=30.0)
+    task = asyncio.create_task(controller.run())
+    for _ in range(5):  # the controller is waiting on its wake event
+        await asyncio.sleep(0)
+    controller.wake()
+    await asyncio.sleep(0)  # the wait for the event has its result; the controller has not resumed
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done and task.cancelled()

@@ -229,18 +229,19 @@ async def wait_for_phase(service: WorkloadReads, request: Request, target: Phase
     deadline = loop.time() + timeout
     subscriber = service.feed.subscribe(namespace=view.namespace, uid=view.uid)
     try:
-        while target not in view.phases:
-            try:
-                change = await asyncio.wait_for(subscriber.get(), max(deadline - loop.time(), 0.0))
-            except TimeoutError:
-                raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
-                                  f"within {timeout:g}s", [phase_state(view)]) from None
-            changed = change.view or change.previous
-            if changed is not None and changed.cluster != view.cluster:
-                continue  # the same uid in another cluster (uids are unique per cluster only)
-            if change.view is None:
-                raise WorkloadNotFound(f"workload {view.kind} {view.namespace}/{view.name} was deleted while waiting")
-            view = change.view
+        async with asyncio.timeout_at(deadline):
+            while target not in view.phases:
+                change = await subscriber.get()
+                changed = change.view or change.previous
+                if changed is not None and changed.cluster != view.cluster:
+                    continue  # the same uid in another cluster (uids are unique per cluster only)
+                if change.view is None:
+                    raise WorkloadNotFound(f"workload {view.kind} {view.namespace}/{view.name} was deleted "
+                                           "while waiting")
+                view = change.view
         return view
+    except TimeoutError:
+        raise WaitTimeout(f"{view.kind} {view.namespace}/{view.name} did not reach phase {target.value} "
+                          f"within {timeout:g}s", [phase_state(view)]) from None
     finally:
         subscriber.close()

@@ -117,7 +117,11 @@ def _cluster_list(parsed: argparse.Namespace, path: str | None, gvk: Any = None)
     try:
         import asyncio  # here: asyncio costs ~15 ms of every command's start
 
-        return asyncio.run(asyncio.wait_for(_list(parsed, path, gvk), CLUSTER_TIMEOUT_S))
+        async def bounded() -> list[dict[str, Any]]:
+            async with asyncio.timeout(CLUSTER_TIMEOUT_S):
+                return await _list(parsed, path, gvk)
+
+        return asyncio.run(bounded())
     except Exception:  # noqa: BLE001 - a completion never fails loudly
         return []
 

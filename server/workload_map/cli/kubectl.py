@@ -61,7 +61,8 @@ async def connect_reachable(kubeconfig: str | None, context: str | None,
     client = await (connect_with(kubeconfig, context, connection_flags(args)) if args is not None
                     else connect(kubeconfig, context=context))
     try:
-        await asyncio.wait_for(KubeApi(client).get_json("/version"), timeout)
+        async with asyncio.timeout(timeout):
+            await KubeApi(client).get_json("/version")
     except KubeApiError as exc:
         if exc.status == NETWORK:
             await client.close()

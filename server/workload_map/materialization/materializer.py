@@ -198,7 +198,8 @@ class Materializer:
         import asyncio  # a background materializer only (see the imports)
 
         try:
-            await asyncio.wait_for(self._settled.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._settled.wait()
         except TimeoutError:
             return False
         return True

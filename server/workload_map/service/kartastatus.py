@@ -22,6 +22,7 @@ others (bounded per round by the number of Kartas).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import socket
@@ -90,10 +91,9 @@ class KartaStatusController:
         feed = asyncio.create_task(self._follow_feed(), name="wmap-karta-status-feed")
         try:
             while True:
-                try:
-                    await asyncio.wait_for(self._wake.wait(), self.interval)
-                except TimeoutError:
-                    pass
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.interval):  # not wait_for: see pyproject's banned-api
+                        await self._wake.wait()
                 self._wake.clear()
                 if self._is_leader():
                     await self.round()
