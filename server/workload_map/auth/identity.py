@@ -8,13 +8,13 @@ GraphQL websockets, from the ``connection_init`` payload (``Authorization``,
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from msgspec import Struct
 
+from workload_map.digests import sha256
 from workload_map.kube.reviews import ReviewedUser
 
 MAX_TOKEN_CHARS = 16 * 1024
@@ -45,7 +45,7 @@ def payload_token(payload: Mapping[str, Any] | None) -> str | None:
 
 def token_key(token: str) -> str:
     """SHA-256 of the token (hex): the only form in which a token is kept."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+    return sha256(token.encode("utf-8")).hexdigest()
 
 
 class Caller(Struct, frozen=True):

@@ -16,13 +16,13 @@ it off.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from workload_map.definitions.load import load_documents
+from workload_map.digests import blake2b
 
 _VERSION = b"catalog-parse-v1"
 
@@ -43,7 +43,7 @@ def parsed_files(files: list[Path]) -> list[tuple[str, list[Any]]]:
         InvalidRequest: a file is not valid YAML or holds a key twice (never cached).
     """
     texts = [(path.name, path.read_bytes()) for path in files]
-    digest = hashlib.blake2b(_VERSION, digest_size=16)
+    digest = blake2b(_VERSION, digest_size=16)
     for name, data in texts:
         digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
     folder = cache_dir()

@@ -30,7 +30,6 @@ or documents that are not Kubernetes objects. No ``kubernetes_asyncio`` here.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from workload_map.digests import sha256
 from workload_map.errors import InvalidRequest
 from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
@@ -60,7 +60,7 @@ class SnapshotError(InvalidRequest):
 
 def snapshot_uid(gvk: GVK, namespace: str, name: str) -> str:
     """The deterministic uid given to objects that have none."""
-    digest = hashlib.sha256(f"{gvk}|{namespace}|{name}".encode()).hexdigest()
+    digest = sha256(f"{gvk}|{namespace}|{name}".encode()).hexdigest()
     return f"snapshot-{digest[:24]}"
 
 

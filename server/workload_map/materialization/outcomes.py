@@ -7,11 +7,12 @@ one-shot command resolving in process never imports ``multiprocessing``.
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import Struct
+
+from workload_map.digests import sha1
 
 if TYPE_CHECKING:
     from workload_map.definitions.model import Definition
@@ -25,7 +26,7 @@ def definition_key(definition: Definition) -> str:
     hit = _KEYS.get(id(definition))
     if hit is not None and hit[0] is definition:
         return hit[1]
-    key = hashlib.sha1(pickle.dumps(definition), usedforsecurity=False).hexdigest()
+    key = sha1(pickle.dumps(definition), usedforsecurity=False).hexdigest()
     _KEYS[id(definition)] = (definition, key)
     return key
 
