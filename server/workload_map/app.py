@@ -260,15 +260,37 @@ async def _lifespan(runtime: Runtime, app: Starlette) -> AsyncIterator[None]:
             loading.cancel()
             done = (await asyncio.gather(loading, return_exceptions=True))[0]
             follows = done if isinstance(done, list) else []
-        for follow in follows:
-            follow.cancel()
-        await asyncio.gather(*follows, return_exceptions=True)
+        await _cancel_all(follows)
         if runtime.service is not None:
             await runtime.service.stop()
         for cache in caches:
             await cache.stop()
         for close in runtime.closers:
             await close()
+
+
+FOLLOW_STOP_S = 10.0
+"""Seconds the lifespan waits for its cancelled background tasks before it stops the rest."""
+
+
+async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait for them, at most :data:`FOLLOW_STOP_S` seconds.
+
+    A task that does not end (one that lost its cancellation, as a loop around Python 3.11's
+    ``asyncio.wait_for`` did) is logged by name and left behind: the service, the caches
+    and the clients still stop, so a server told to stop does.
+    """
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    done, stuck = await asyncio.wait(tasks, timeout=FOLLOW_STOP_S)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background task %s failed while stopping: %r", task.get_name(), task.exception())
+    for task in stuck:
+        log.error("background task %s did not stop within %g s of its cancellation; stopping without it",
+                  task.get_name(), FOLLOW_STOP_S)
 
 
 async def _start(runtime: Runtime, caches: list[Any]) -> list[asyncio.Task[None]]:
