@@ -278,7 +278,11 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
 
     A task that does not end (one that lost its cancellation, as a loop around Python 3.11's
     ``asyncio.wait_for`` did) is logged by name and left behind: the service, the caches
-    and the clients still stop, so a server told to stop does.
+    and the clients still stop, so a server told to stop does. It is also unregistered from
+    the loop's tasks (``asyncio.tasks._unregister_task``, the hook asyncio exports for task
+    implementations): ``asyncio.run`` cancels every registered task once more as it closes
+    the loop and waits for them without a limit, so a task that swallows every cancellation
+    kept the process alive after "Application shutdown complete" until a second signal.
     """
     for task in tasks:
         task.cancel()
@@ -291,6 +295,7 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
     for task in stuck:
         log.error("background task %s did not stop within %g s of its cancellation; stopping without it",
                   task.get_name(), FOLLOW_STOP_S)
+        asyncio.tasks._unregister_task(task)
 
 
 async def _start(runtime: Runtime, caches: list[Any]) -> list[asyncio.Task[None]]:

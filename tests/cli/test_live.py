@@ -108,12 +108,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+def _serve(tmp_path: Path, *extra: str, launcher: tuple[str, ...] = ("-m", "workload_map")
+           ) -> tuple[subprocess.Popen[str], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WMAP_") and k not in ("KUBECONFIG",
                                                                                            "KUBERNETES_SERVICE_HOST")}
     env["HOME"] = str(tmp_path)  # no ~/.kube/config: no cluster configured
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "workload_map", "serve", "--host", "127.0.0.1", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, *launcher, "serve", "--host", "127.0.0.1", "--port", str(port),
                              "--state-dir", str(tmp_path / "state"), "--log-format", "json", *extra],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
@@ -158,6 +159,39 @@ def test_serve_answers_graphql_over_the_bundled_sample(tmp_path: Path) -> None:
     # uvicorn raises the signal again after a clean shutdown: the console entry reports it as
     # 128 + SIGINT without a traceback (cli.main.run)
     assert proc.returncode == 128 + signal.SIGINT and "Traceback" not in err
+
+
+# ``wmap serve`` whose view freezer swallows every cancellation, its stop bound cut to 0.5 s
+STUBBORN_FREEZER = """
+import asyncio, sys
+import workload_map.app as app
+
+async def stubborn(service, **_):
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            pass
+
+app.FOLLOW_STOP_S, app.freeze_when_settled = 0.5, stubborn
+from workload_map.cli.entry import run
+run()
+"""
+
+
+def test_serve_exits_on_sigterm_though_a_background_task_swallows_every_cancellation(tmp_path: Path) -> None:
+    # the stop logged it and went on, then asyncio.run's own last wait for every task held the
+    # process until a second signal (found by a fresh-user trial)
+    proc, _ = _serve(tmp_path, launcher=("-c", STUBBORN_FREEZER))
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=5)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "background task wmap-freeze-views did not stop within 0.5 s" in err and "Traceback" not in err
 
 
 def test_serve_a_user_snapshot(tmp_path: Path) -> None:
