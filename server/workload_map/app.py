@@ -290,8 +290,9 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
         return
     done, stuck = await asyncio.wait(tasks, timeout=FOLLOW_STOP_S)
     for task in done:
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("background task %s failed while stopping: %r", task.get_name(), task.exception())
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            log.warning("background task %s failed while stopping: %r", task.get_name(), error)
     for task in stuck:
         log.error("background task %s did not stop within %g s of its cancellation; stopping without it",
                   task.get_name(), FOLLOW_STOP_S)
