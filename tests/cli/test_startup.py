@@ -397,7 +397,9 @@ def test_the_collector_is_on_again_for_every_command_but_describe_of_a_small_fil
 
 
 def test_describe_f_of_a_small_file_imports_neither_logging_nor_shutil_nor_typing_extensions(tmp_path: Path) -> None:
-    # each costs 1.3-5 ms of a ~76 ms one-shot run (docs/engine-speed.md; hashlib: OpenSSL, workload_map.digests),
+    # each costs 1-5 ms of a ~76 ms one-shot run (docs/engine-speed.md; hashlib: OpenSSL, workload_map.digests;
+    # jq: the C binding, every expression of the JobSet, Job and Pod entries being on the pure-Python path;
+    # cachetools: imports random),
     # the process as the entry starts it,
     # the catalog's parse cache written by a first run (only writing it needs tempfile)
     env = {**os.environ, "WMAP_CACHE_DIR": str(tmp_path)}
@@ -407,7 +409,8 @@ def test_describe_f_of_a_small_file_imports_neither_logging_nor_shutil_nor_typin
     probe = ("import contextlib, gc, io, sys\ngc.disable()\nfrom workload_map.cli.entry import import_msgspec\n"
              "import_msgspec()\nfrom workload_map.cli.main import main\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(sys.argv[1:])\n"
-             "print(code, [m for m in ('logging', 'shutil', 'tempfile', 'typing_extensions', 'hashlib', '_hashlib')\n"
+             "print(code, [m for m in ('logging', 'shutil', 'tempfile', 'typing_extensions', 'hashlib', '_hashlib',\n"
+             "                        'jq', 'cachetools', 'random')\n"
              "             if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", probe, "describe", "-f", str(JOBSET_FILE)], capture_output=True,
                           text=True, timeout=120, cwd=REPO_ROOT, env=env)

@@ -21,11 +21,9 @@ evaluation happens only when a workload changed (results are memoized per versio
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Callable, Iterable, Iterator
-
-import cachetools
-import jq as _jq
 
 from workload_map.errors import JqCompileError, JqEvaluationError
 from workload_map.jq.fastpath import FastPath, parse_fast_path
@@ -36,7 +34,8 @@ MAX_RESULTS = 1000
 #: Largest serialized input accepted (bytes of JSON text).
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 
-_PROGRAMS: cachetools.LRUCache[str, "JqProgram"] = cachetools.LRUCache(maxsize=8192)
+PROGRAM_CACHE_SIZE = 8192
+"""Compiled programs kept (least recently used dropped first): :func:`compile_program`."""
 
 
 class Document:
@@ -114,7 +113,6 @@ class Document:
 
 _tracer: Callable[[str], None] | None = None
 
-_BATCHES: cachetools.LRUCache[tuple[str, ...], Any] = cachetools.LRUCache(maxsize=1024)
 
 
 def _batchable(expression: str) -> bool:
@@ -125,18 +123,26 @@ def _batchable(expression: str) -> bool:
     return program.fast is None and is_bounded(expression)
 
 
+@functools.lru_cache(maxsize=1024)
 def _batch_program(expressions: tuple[str, ...]) -> Any:
-    """The compiled batch of ``expressions`` (cached), or None when jq refuses it."""
-    if expressions in _BATCHES:
-        return _BATCHES[expressions]
+    """The compiled batch of ``expressions`` (cached, refusals too), or None when jq refuses it."""
     # a newline before each `)`: an expression may end in a `#` comment
     text = "[" + ", ".join(f"(try [({e}\n)] catch null)" for e in expressions) + "]"
     try:
-        program: Any = _jq.compile(text)
+        return c_jq().compile(text)
     except ValueError:
-        program = None
-    _BATCHES[expressions] = program
-    return program
+        return None
+
+
+def c_jq() -> Any:
+    """The C jq binding (the ``jq`` package), imported on first use.
+
+    A one-shot command whose expressions the pure-Python path answers never loads it
+    (about 1 ms of a 0.08 s budget: docs/engine-speed.md, item 6).
+    """
+    import jq
+
+    return jq
 
 
 def set_evaluation_tracer(tracer: Callable[[str], None] | None) -> None:
@@ -190,7 +196,7 @@ class JqProgram:
         """
         if self._program is None:
             try:
-                self._program = _jq.compile(self.expression)
+                self._program = c_jq().compile(self.expression)
             except ValueError as exc:
                 raise JqCompileError(self.expression, _clean(str(exc))) from None
         return self._program
@@ -257,17 +263,18 @@ class JqProgram:
         return JqEvaluationError(self.expression, f"query results exceed the allowed number {MAX_RESULTS}")
 
 
+@functools.lru_cache(maxsize=PROGRAM_CACHE_SIZE)
 def compile_program(expression: str) -> JqProgram:
     """Compile ``expression`` once and return the cached program.
+
+    The :data:`PROGRAM_CACHE_SIZE` most recently used programs are kept
+    (``functools.lru_cache``: thread-safe, so the event loop and the dispatcher thread may
+    both compile); a refused expression is not kept and raises again each time.
 
     Raises:
         JqCompileError: the expression does not parse or compile.
     """
-    program = _PROGRAMS.get(expression)
-    if program is None:
-        program = JqProgram(expression)
-        _PROGRAMS[expression] = program
-    return program
+    return JqProgram(expression)
 
 
 def stringify(value: Any) -> str:

@@ -68,15 +68,32 @@ TOO_DEEP: Token = ("unknown", "\x00too deep")
 def lex(text: str) -> list[Token]:
     """The tokens of jq source ``text`` (whitespace and comments left out); never raises.
 
-    The one jq lexer: the static checks here and the read-path analysis
-    (:mod:`workload_map.jq.reads`) both read its tokens. String interpolations nested
-    deeper than Python's recursion limit give the single token :data:`TOO_DEEP`: no
-    reader of the tokens understands it (:func:`forbidden_constructs` refuses it).
+    The one jq lexer: the pure-Python parser (:mod:`workload_map.jq.parse`), the static
+    checks here and the read-path analysis (:mod:`workload_map.jq.reads`) all read its
+    tokens, so checking one expression lexes it three or four times in a row: the tokens of
+    the last :data:`LEXED_KEPT` sources of at most :data:`LEXED_CHARS` characters are kept (a new list each call; about 1.5 ms of a
+    one-shot ``describe -f``). String interpolations nested deeper than Python's recursion
+    limit give the single token :data:`TOO_DEEP`: no reader of the tokens understands it
+    (:func:`forbidden_constructs` refuses it); that answer depends on the stack it was
+    asked from, so it is not kept.
     """
     try:
-        return _lex(text, 0)[0]
-    except RecursionError:
+        return list(_lexed(text)) if len(text) <= LEXED_CHARS else _lex(text, 0)[0]
+    except RecursionError:  # raised through the cache: not kept
         return [TOO_DEEP]
+
+
+LEXED_KEPT = 256
+"""Sources whose tokens :func:`lex` keeps (least recently used dropped first)."""
+LEXED_CHARS = 4096
+"""Longest source whose tokens are kept (the catalog's longest expression has 1,391
+characters): at most about 256 x 2,000 tokens are held whatever definitions are registered."""
+
+
+@functools.lru_cache(maxsize=LEXED_KEPT)
+def _lexed(text: str) -> tuple[Token, ...]:
+    """The tokens of ``text``, kept (thread-safe); raises ``RecursionError`` as :func:`_lex`."""
+    return tuple(_lex(text, 0)[0])
 
 
 def _lex(text: str, pos: int, *, in_interp: bool = False) -> tuple[list[Token], int]:
