@@ -132,3 +132,22 @@ def test_the_walk_builds_a_plain_manifest_and_the_safe_constructor_is_not_asked(
     yaml.load(text + "anchored: &a {x: 1}\nagain: *a\n", Loader=JSONLoader)
     assert asked  # an anchor: the safe constructor's way, aliases counted (tests/kube/test_yamljson.py)
     assert yamljson._PLAIN_SCALARS >= {"tag:yaml.org,2002:int", "tag:yaml.org,2002:timestamp"}
+
+
+def test_a_snapshot_file_is_read_whole_when_small_and_streamed_when_big(tmp_path: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from workload_map.kube.snapshot import load_objects
+
+    path = tmp_path / "two.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: n}\n---\n"
+                    "apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: n}\nspec: {x: 2024-01-01}\n",
+                    encoding="utf-8")
+    with path.open(encoding="utf-8") as handle:
+        assert isinstance(yamljson.whole_or_stream(handle), str)
+    small = load_objects(path)
+    monkeypatch.setattr(yamljson, "WHOLE_TEXT_BYTES", 10)
+    with path.open(encoding="utf-8") as handle:
+        assert yamljson.whole_or_stream(handle) is handle  # bigger than the bound: parsed as it is read
+    streamed = load_objects(path)
+    assert [o["metadata"]["name"] for o in small] == ["a", "b"] and small[1]["spec"] == {"x": "2024-01-01"}
+    assert small == streamed

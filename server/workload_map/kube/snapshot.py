@@ -44,7 +44,7 @@ from workload_map.gvk import GVK
 from workload_map.kube.graph import ObjectGraph
 from workload_map.kube.reader import FRESH, Freshness, InformerStatus, KubeObject, Reader
 from workload_map.kube.store import object_key, shape_problem
-from workload_map.kube.yamljson import JSONLoader
+from workload_map.kube.yamljson import JSONLoader, whole_or_stream
 
 if TYPE_CHECKING:  # the JSON stream reader and mmap: imported when a JSON file is read
     from workload_map.kube.jsonstream import JSONStream
@@ -114,7 +114,7 @@ def _yaml_objects(file: Path) -> Iterator[dict[str, Any]]:
     """The objects of a YAML file, one document at a time."""
     try:
         with file.open(encoding="utf-8") as handle:
-            for number, doc in enumerate(yaml.load_all(handle, Loader=JSONLoader), start=1):
+            for number, doc in enumerate(yaml.load_all(whole_or_stream(handle), Loader=JSONLoader), start=1):
                 yield from _expand(doc, f"{file} (document {number})")
     except yaml.YAMLError as exc:
         raise SnapshotError(f"{file}: {yaml_reason(exc)}") from exc

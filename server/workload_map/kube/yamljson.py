@@ -46,9 +46,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
+import os
 import re
 import struct
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -129,6 +131,23 @@ class JSONLoader(_Base):  # type: ignore[misc]  # the base is chosen at import t
                                        f"{MAX_ALIAS_CHARACTERS:,} characters (YAML anchors and aliases); write the "
                                        "document without them", node.start_mark)
         return super().construct_object(node, deep)
+
+
+WHOLE_TEXT_BYTES = 4 * 1024 * 1024
+"""Largest YAML file :func:`whole_or_stream` reads whole."""
+
+
+def whole_or_stream(handle: TextIO) -> str | TextIO:
+    """The whole text of the file open in ``handle`` when it is at most :data:`WHOLE_TEXT_BYTES`, else ``handle``.
+
+    :class:`JSONLoader` builds a text without anchors with its direct walk, which it can
+    only know of a text it holds whole; a bigger file is parsed as it is read (bounded memory).
+    """
+    try:
+        small = os.fstat(handle.fileno()).st_size <= WHOLE_TEXT_BYTES
+    except (OSError, ValueError, io.UnsupportedOperation):  # not a file of its own (a pipe, a buffer)
+        small = False
+    return handle.read() if small else handle
 
 
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
