@@ -47,3 +47,19 @@ def test_an_empty_cache_dir_setting_turns_it_off(tmp_path: Path, monkeypatch: py
     a = _write(tmp_path / "cat", "a.yaml", "kind: A\n")
     assert parsed_files([a]) == [("a.yaml", [{"kind": "A"}])]
     assert not (tmp_path / "xdg").exists()
+
+
+@pytest.mark.parametrize("content", ["[]", "{}", "null", '"text"', '[["a.yaml"]]', '[["b.yaml", [{"kind": "X"}]]]',
+                                     '[["a.yaml", {"kind": "X"}]]', '[["a.yaml", [{"kind": "A"}]], ["extra", []]]',
+                                     '[["a.yaml", [{"ki', ""])
+def test_a_cache_file_of_another_shape_is_parsed_again_and_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     content: str) -> None:
+    # valid JSON of the wrong shape was taken as it was: a catalog without a definition until deleted
+    monkeypatch.setenv("WMAP_CACHE_DIR", str(tmp_path / "cache"))
+    a = _write(tmp_path / "cat", "a.yaml", "kind: A\nspec: {n: 1}\n")
+    assert parsed_files([a]) == [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]
+    (cache_file,) = (tmp_path / "cache").glob("catalog-*.json")
+    cache_file.write_text(content, encoding="utf-8")
+    assert parsed_files([a]) == [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]
+    assert parsed_files([a]) == [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]  # from the rewritten file
+    assert cache_file.read_text(encoding="utf-8") == '[["a.yaml", [{"kind": "A", "spec": {"n": 1}}]]]'

@@ -9,8 +9,8 @@ so any edit, added or removed file misses the cache; reading it costs a few mill
 
 Only what parsed cleanly is cached, and only when JSON gives the same documents back (YAML
 can hold non-string keys or timestamps JSON cannot); validation of the definitions always
-runs on the documents, cached or not. Any failure to read or write the cache falls back to
-parsing (a read-only home in a container simply never caches); ``WMAP_CACHE_DIR=""`` turns
+runs on the documents, cached or not. Any failure to read or write the cache, or a cache file
+that is not what this module writes for these files, falls back to parsing (a read-only home in a container simply never caches); ``WMAP_CACHE_DIR=""`` turns
 it off.
 """
 
@@ -50,14 +50,33 @@ def parsed_files(files: list[Path]) -> list[tuple[str, list[Any]]]:
     target = folder / f"catalog-{digest.hexdigest()}.json" if folder is not None else None
     if target is not None:
         try:
-            cached = json.loads(target.read_text(encoding="utf-8"))
-            return [(str(name), list(docs)) for name, docs in cached]
-        except (OSError, ValueError, TypeError):
-            pass
+            cached = _entries(json.loads(target.read_text(encoding="utf-8")), [name for name, _ in texts])
+        except (OSError, ValueError):
+            cached = None
+        if cached is not None:
+            return cached
     parsed = [(name, load_documents(data.decode("utf-8"), source=name)) for name, data in texts]
     if target is not None:
         _store(target, parsed)
     return parsed
+
+
+def _entries(cached: Any, names: list[str]) -> list[tuple[str, list[Any]]] | None:
+    """``cached`` as ``[(file name, documents)]`` when it is what :func:`_store` writes for ``names``, else None.
+
+    A cache file that is valid JSON of another shape (``[]``, ``{}``, a list cut short by a
+    full disk, another tool's file) is not trusted: taken as it is, it gave a catalog without
+    a definition, every workload uncovered, until the file was deleted. It is parsed again
+    and rewritten instead.
+    """
+    if not isinstance(cached, list) or len(cached) != len(names):
+        return None
+    entries: list[tuple[str, list[Any]]] = []
+    for item, name in zip(cached, names):
+        if not (isinstance(item, list) and len(item) == 2 and item[0] == name and isinstance(item[1], list)):
+            return None
+        entries.append((name, item[1]))
+    return entries
 
 
 def _store(target: Path, parsed: list[tuple[str, list[Any]]]) -> None:
