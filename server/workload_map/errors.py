@@ -11,6 +11,7 @@ ServerError
 +-- WorkloadNotFound          no such workload, or not visible to the caller (404)
 +-- Conflict                  a write lost a race or clashes (409)
 +-- CacheNotReady             informer caches not synced yet (503)
++-- ServerStopping            the server is stopping: a held wait or stream ends (503)
 +-- Forbidden                 the caller may not do this (403)
 +-- Unauthorized              no or invalid credentials (401)
 """
@@ -161,6 +162,12 @@ class CacheNotReady(ServerError):
     """Informer caches have not completed their first list yet."""
 
     code = "not_ready"
+
+
+class ServerStopping(ServerError):
+    """The server is stopping: a request waiting on the change feed ends (503, Retry-After)."""
+
+    code = "stopping"
 
 
 class Forbidden(ServerError):

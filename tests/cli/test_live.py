@@ -208,3 +208,45 @@ def test_serve_a_user_snapshot(tmp_path: Path) -> None:
 def test_serve_refuses_kubernetes_auth_without_a_cluster(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--auth", "kubernetes", "--snapshot", FIXTURE]) == 2
     assert "needs a cluster" in capsys.readouterr().err
+
+
+def test_sigterm_answers_a_held_wait_with_503_and_completes_a_subscription_stream(tmp_path: Path) -> None:
+    # before: uvicorn's 5 s grace ran out on both, the wait answered 500 with a traceback in the log
+    import threading
+
+    proc, base = _serve(tmp_path, "--max-waits-per-client", "1")
+    phase = f"{base}/api/v1/namespaces/ml-training/workloads/jobset.x-k8s.io/JobSet/llm-pretrain/phase"
+    answers: dict[str, object] = {}
+    streaming = threading.Event()
+
+    def wait() -> None:  # the static sample never fails: held until the stop
+        response = httpx.get(f"{phase}?wait=Failed&timeout=60s", timeout=30)
+        answers["wait"] = (response.status_code, response.headers.get("retry-after"), response.json()["error"])
+
+    def stream() -> None:
+        query = {"query": "subscription { workloadPhaseChanged { phase } }"}
+        with httpx.stream("POST", f"{base}/graphql", json=query, headers={"Accept": "text/event-stream"},
+                          timeout=30) as response:
+            streaming.set()  # accepted: subscribed, or it subscribes to the ended feed and ends at once
+            answers["stream"] = [line for line in response.iter_lines() if line.startswith("event:")]
+
+    threads = [threading.Thread(target=wait), threading.Thread(target=stream)]
+    try:
+        for thread in threads:
+            thread.start()
+        held, deadline = False, time.monotonic() + 15
+        while not held and time.monotonic() < deadline:  # a second wait of this client is refused once one is held
+            held = httpx.get(f"{phase}?wait=Failed&timeout=1ms", timeout=5).status_code == 429
+        assert held and streaming.wait(15)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=5)
+        for thread in threads:
+            thread.join(30)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert answers["wait"] == (503, "5", "stopping")
+    assert answers["stream"] == ["event: complete"]  # the stream ends as a finished subscription, no error event
+    assert "Traceback" not in err and "CancelledError" not in err

@@ -32,6 +32,7 @@ from workload_map.errors import (
     InvalidDefinition,
     InvalidRequest,
     ServerError,
+    ServerStopping,
     Unauthorized,
     WorkloadNotFound,
 )
@@ -85,6 +86,7 @@ STATUS: tuple[tuple[type[ServerError], int], ...] = (
     (WorkloadNotFound, 404),
     (Conflict, 409),
     (CacheNotReady, 503),
+    (ServerStopping, 503),
     (StoreError, 503),
     (ReviewUnavailable, 503),
     (DeadlineExceeded, 504),

@@ -100,6 +100,16 @@ class Runtime(Struct, eq=False):
         registries = {id(r.registry): r.registry for r, _ in self.followers} or {id(self.registry): self.registry}
         return sum(r.generation for r in registries.values())
 
+    def drain(self) -> None:
+        """The server is stopping: end every request and stream held on the change feed now.
+
+        Called as uvicorn's shutdown begins (``workload_map.cli.serving.drained_first``),
+        before it waits for open requests: a ``?wait=`` answers 503 (``ServerStopping``), a
+        subscription completes. Nothing happens before a service is attached (no one waits then).
+        """
+        if self.service is not None:
+            self.service.feed.end()
+
     def policy(self) -> GpuPolicy:
         """The GPU policy of the settings."""
         return _policy(self.settings)

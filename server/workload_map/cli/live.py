@@ -39,7 +39,7 @@ from typing import Any, cast
 
 from workload_map.logs import printable
 from workload_map.cli.kinds import resolve_kind
-from workload_map.cli.serving import StartupFailure
+from workload_map.cli.serving import StartupFailure, drained_first
 from workload_map.cli.inputs import (
     EXIT_NOT_FOUND,
     EXIT_OK,
@@ -185,7 +185,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, host=settings.http.host, port=settings.http.port, log_config=None, lifespan="on",
                             ws="websockets-sansio", timeout_graceful_shutdown=5, proxy_headers=False,
                             ws_max_size=settings.http.max_body_bytes, **uvicorn_limits(settings))
-    server = uvicorn.Server(config)
+    server = drained_first(uvicorn.Server(config), inner.state.runtime.drain)
 
     def stop_serving(error: str) -> None:  # a snapshot found unreadable after the start (read off the loop)
         app.error, server.should_exit = error, True

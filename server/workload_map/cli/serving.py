@@ -1,10 +1,12 @@
-"""Start-up failures of ``wmap serve`` as one line instead of a logged traceback.
+"""How ``wmap serve`` runs uvicorn: start-up failures in one line, a stop that drains, two listeners.
 
 Starlette reports an exception of the application's lifespan start-up to the ASGI server
 as ``lifespan.startup.failed`` carrying the formatted traceback, which uvicorn logs
 (ASGI lifespan spec: https://asgi.readthedocs.io/en/latest/specs/lifespan.html). The
 wrapper keeps the exception's one-line text for the CLI and sends the message empty, so
-uvicorn logs only "Application startup failed".
+uvicorn logs only "Application startup failed". :func:`drained_first` ends the requests
+that wait on the change feed as the stop begins; :func:`run_with_webhook` runs the API and
+the admission webhook listener together.
 """
 
 from __future__ import annotations
@@ -48,6 +50,31 @@ class StartupFailure:
             await send(message)
 
         await self.app(scope, receive, quiet_send)
+
+
+def drained_first(server: Any, drain: Callable[[], None]) -> Any:
+    """``server`` (a ``uvicorn.Server``), calling ``drain()`` as its shutdown begins.
+
+    uvicorn's shutdown closes the listeners, waits up to ``timeout_graceful_shutdown`` (5 s)
+    for the open requests and then cancels those still running: a ``?wait=`` held on the
+    change feed answered 500 with a traceback in the log, and the stop took the whole 5 s.
+    ``drain`` (``Runtime.drain``: the change feed's end) answers them first (503 with
+    ``Retry-After``; a subscription stream completes), so the stop takes as long as their
+    answers. A failing ``drain`` is logged and the shutdown goes on. Returns ``server``.
+    """
+    original = server.shutdown
+
+    async def shutdown(sockets: Any = None) -> None:
+        try:
+            drain()
+        except Exception:  # noqa: BLE001 - nothing may keep the server from stopping
+            import logging
+
+            logging.getLogger(__name__).exception("ending the requests held on the change feed failed")
+        await original(sockets=sockets)
+
+    server.shutdown = shutdown
+    return server
 
 
 def run_with_webhook(server: Any, webhook: Any) -> None:

@@ -75,6 +75,7 @@ DOMAIN_CODES: dict[str, str] = {
     "body_timeout": "TIMEOUT",
     "deadline_exceeded": "TIMEOUT",
     "not_ready": "UNAVAILABLE",
+    "stopping": "UNAVAILABLE",
     "overloaded": "UNAVAILABLE",
     "too_many_waits": "UNAVAILABLE",
     "store_unavailable": "UNAVAILABLE",

@@ -54,8 +54,7 @@ class Subscription:
             # holding one uid are two workloads (docs/identity.md).
             known = {_key(v): (v.phase, tuple(v.phases))
                      for v in ctx.service.workloads(namespace=namespace, kind=kind)} if ctx.is_ready() else {}
-            while True:
-                change = await subscriber.get()
+            async for change in subscriber:  # ends when the feed ends (the server stops): the stream completes
                 view = change.view
                 if view is None:
                     if change.previous is not None:

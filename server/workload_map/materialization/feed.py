@@ -8,6 +8,10 @@ not O(all changes). Each has a bounded queue; when it is full the oldest event i
 and counted (a stalled client cannot grow memory), and the consumer can tell from
 :attr:`Subscriber.dropped` that it lost some.
 
+When the server stops, :meth:`ChangeFeed.end` ends every subscriber at once: ``get`` raises
+:class:`~workload_map.errors.ServerStopping` and ``async for`` stops, so a held ``?wait=`` answers 503 and a stream
+ends as the stop begins, instead of being cut by uvicorn after its grace period.
+
 Single event loop: ``publish`` is called from the loop, never from a worker thread.
 """
 
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 from msgspec import Struct
 
 from workload_map.definitions.phases import Phase
+from workload_map.errors import ServerStopping
 from workload_map.resolution import WorkloadView
 from workload_map.resolution.view import GpuFigures
 
@@ -93,23 +98,38 @@ class Subscriber:
         self.kind = kind.lower() if kind else None
         import asyncio  # here: one-shot commands import this module and never subscribe
 
-        self.queue: asyncio.Queue[ViewChange] = asyncio.Queue(maxsize)
+        self.queue: asyncio.Queue[ViewChange | None] = asyncio.Queue(maxsize)  # None: the feed ended
         self.dropped = 0
+        self.ended = False
 
     def wants(self, change: ViewChange) -> bool:
         """True when ``change`` passes this subscriber's filters (namespace is indexed)."""
         return (self.kind is None or change.kind.lower() == self.kind) and (self.uid is None or change.uid == self.uid)
 
-    def offer(self, change: ViewChange) -> None:
-        """Queue ``change``, dropping the oldest one when full."""
+    def offer(self, change: ViewChange | None) -> None:
+        """Queue ``change`` (None: the end), dropping the oldest one when full."""
         if self.queue.full():
             self.queue.get_nowait()
             self.dropped += 1
         self.queue.put_nowait(change)
 
+    def end(self) -> None:
+        """No change comes after those queued: the next ``get`` past them raises (idempotent)."""
+        if not self.ended:
+            self.ended = True
+            self.offer(None)
+
     async def get(self) -> ViewChange:
-        """The next change (waits)."""
-        return await self.queue.get()
+        """The next change (waits).
+
+        Raises:
+            ServerStopping: the feed ended (every later call raises too).
+        """
+        change = await self.queue.get()
+        if change is None:
+            self.queue.put_nowait(None)  # for the next call
+            raise ServerStopping("the server is stopping: ask again (another replica, or this one once restarted)")
+        return change
 
     def close(self) -> None:
         """Detach from the feed (idempotent)."""
@@ -122,8 +142,12 @@ class Subscriber:
         self.close()
 
     async def __aiter__(self) -> AsyncIterator[ViewChange]:
+        """Every change until the feed ends."""
         while True:
-            yield await self.queue.get()
+            try:
+                yield await self.get()
+            except ServerStopping:
+                return
 
 
 class ChangeFeed:
@@ -133,13 +157,23 @@ class ChangeFeed:
         self._queue_size = queue_size
         self._by_namespace: dict[str | None, list[Subscriber]] = {}
         self.published = 0
+        self.ended = False
 
     def subscribe(self, *, namespace: str | None = None, kind: str | None = None, uid: str | None = None,
                   maxsize: int | None = None) -> Subscriber:
-        """A new subscriber for the changes matching the filters (None = any)."""
+        """A new subscriber for the changes matching the filters (None = any); ended at once after :meth:`end`."""
         subscriber = Subscriber(self, namespace or None, kind, uid, maxsize or self._queue_size)
         self._by_namespace.setdefault(subscriber.namespace, []).append(subscriber)
+        if self.ended:
+            subscriber.end()
         return subscriber
+
+    def end(self) -> None:
+        """End every subscriber, now and to come (the server is stopping; idempotent)."""
+        self.ended = True
+        for group in list(self._by_namespace.values()):
+            for subscriber in list(group):
+                subscriber.end()
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         """Detach ``subscriber`` (no error when already detached)."""
