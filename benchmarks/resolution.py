@@ -220,13 +220,13 @@ def hot_functions(inputs: list[Input], top: int = 15) -> dict[str, Any]:
 def fast_path_disabled() -> Iterator[None]:
     """Compile every program without the fast path (caches dropped before and after)."""
     original = jq_engine.parse_fast_path
-    jq_engine.compile_program.cache_clear()
+    jq_engine.clear_programs()
     jq_engine.parse_fast_path = lambda expression: None  # type: ignore[assignment]
     try:
         yield
     finally:
         jq_engine.parse_fast_path = original
-        jq_engine.compile_program.cache_clear()
+        jq_engine.clear_programs()
 
 
 def sample(inputs: list[Input], n: int, seed: int = 7) -> list[Input]:

@@ -21,12 +21,12 @@ evaluation happens only when a workload changed (results are memoized per versio
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, Callable, Iterable, Iterator
 
 from workload_map.errors import JqCompileError, JqEvaluationError
 from workload_map.jq.fastpath import FastPath, parse_fast_path
+from workload_map.jq.kept import Kept
 from workload_map.jq.static import forbidden_constructs, is_bounded
 
 #: gojq's result cap per query; reaching it is an error.
@@ -35,7 +35,25 @@ MAX_RESULTS = 1000
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 
 PROGRAM_CACHE_SIZE = 8192
-"""Compiled programs kept (least recently used dropped first): :func:`compile_program`."""
+"""Most compiled programs kept (:func:`compile_program`)."""
+PROGRAM_CACHE_CHARS = 2_000_000
+"""Most expression characters whose compiled programs are kept, batches apart (each about
+40 times the catalog's 52,000). A compiled program weighs about 70 bytes per character of
+its expression, in C jq (4 KB for ``.a | tojson``, 0.3 MB for 4,500 characters) and in the
+pure-Python path alike, so a count alone let 8,192 long expressions (validated, refused or
+registered) pin gigabytes; these bound each cache to about 140 MB whatever it is given."""
+
+
+_PROGRAMS = Kept(PROGRAM_CACHE_SIZE, PROGRAM_CACHE_CHARS)
+_BATCHES = Kept(1024, PROGRAM_CACHE_CHARS)
+_REFUSED = object()
+"""Kept for a batch C jq refuses (not compiled again)."""
+
+
+def clear_programs() -> None:
+    """Drop every kept program and batch (benchmarks that time compiling)."""
+    _PROGRAMS.clear()
+    _BATCHES.clear()
 
 
 class Document:
@@ -123,15 +141,18 @@ def _batchable(expression: str) -> bool:
     return program.fast is None and is_bounded(expression)
 
 
-@functools.lru_cache(maxsize=1024)
 def _batch_program(expressions: tuple[str, ...]) -> Any:
-    """The compiled batch of ``expressions`` (cached, refusals too), or None when jq refuses it."""
-    # a newline before each `)`: an expression may end in a `#` comment
-    text = "[" + ", ".join(f"(try [({e}\n)] catch null)" for e in expressions) + "]"
-    try:
-        return c_jq().compile(text)
-    except ValueError:
-        return None
+    """The compiled batch of ``expressions`` (kept, refusals too), or None when jq refuses it."""
+    program = _BATCHES.get(expressions)
+    if program is None:
+        # a newline before each `)`: an expression may end in a `#` comment
+        text = "[" + ", ".join(f"(try [({e}\n)] catch null)" for e in expressions) + "]"
+        try:
+            program = c_jq().compile(text)
+        except ValueError:
+            program = _REFUSED
+        _BATCHES.put(expressions, program, len(text))
+    return None if program is _REFUSED else program
 
 
 def c_jq() -> Any:
@@ -263,18 +284,21 @@ class JqProgram:
         return JqEvaluationError(self.expression, f"query results exceed the allowed number {MAX_RESULTS}")
 
 
-@functools.lru_cache(maxsize=PROGRAM_CACHE_SIZE)
 def compile_program(expression: str) -> JqProgram:
-    """Compile ``expression`` once and return the cached program.
+    """Compile ``expression`` once and return the kept program.
 
-    The :data:`PROGRAM_CACHE_SIZE` most recently used programs are kept
-    (``functools.lru_cache``: thread-safe, so the event loop and the dispatcher thread may
-    both compile); a refused expression is not kept and raises again each time.
+    Programs are kept within :data:`PROGRAM_CACHE_SIZE` and :data:`PROGRAM_CACHE_CHARS`
+    (:class:`~workload_map.jq.kept.Kept`: the event loop and the dispatcher thread may both compile); a refused
+    expression is not kept and raises again each time.
 
     Raises:
         JqCompileError: the expression does not parse or compile.
     """
-    return JqProgram(expression)
+    program: JqProgram | None = _PROGRAMS.get(expression)
+    if program is None:
+        program = JqProgram(expression)
+        _PROGRAMS.put(expression, program, len(expression))
+    return program
 
 
 def stringify(value: Any) -> str:

@@ -83,11 +83,14 @@ def lex(text: str) -> list[Token]:
         return [TOO_DEEP]
 
 
-LEXED_KEPT = 256
-"""Sources whose tokens :func:`lex` keeps (least recently used dropped first)."""
-LEXED_CHARS = 4096
+LEXED_KEPT = 64
+"""Sources whose tokens :func:`lex` keeps (least recently used dropped first): checking one
+definition lexes each of its expressions a few times within a few dozen expressions."""
+LEXED_CHARS = 2048
 """Longest source whose tokens are kept (the catalog's longest expression has 1,391
-characters): at most about 256 x 2,000 tokens are held whatever definitions are registered."""
+characters). A source has at most one token per character, so whatever is registered or
+validated the kept tokens are at most 64 x 2,048 (about 14 MB at the measured 100 bytes a
+token held; a fresh-user trial pinned 70 MB with 256 sources of 4,096)."""
 
 
 @functools.lru_cache(maxsize=LEXED_KEPT)

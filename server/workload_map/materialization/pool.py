@@ -110,7 +110,7 @@ def _context(start_method: str) -> Any:
         start_method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(start_method)
     if start_method == "forkserver":
-        ctx.set_forkserver_preload([worker_module.__name__])
+        ctx.set_forkserver_preload([worker_module.__name__, "jq"])  # jq: the C binding, imported on first use
     return ctx
 
 

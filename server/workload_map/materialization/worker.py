@@ -1,8 +1,9 @@
 """The resolver worker process: receives batches of jobs, resolves each, replies per job.
 
 Runs in a child process started by ``workload_map.materialization.pool`` (``forkserver`` preloads this
-module, so a replacement worker starts in milliseconds with jq and the resolver already
-imported). The only importer of the resolver on the serving path: the server process
+module and the C jq binding, so a replacement worker starts in milliseconds with jq and the
+resolver already imported; :func:`main` imports the binding before its first job otherwise, so
+no job's budget pays for it: ``workload_map.jq.engine`` imports it on first use). The only importer of the resolver on the serving path: the server process
 never runs jq for a request.
 
 Protocol over one ``multiprocessing`` connection (pickled tuples):
@@ -43,6 +44,7 @@ from msgspec import Struct
 
 from workload_map.definitions.model import Definition
 from workload_map.jq import set_evaluation_tracer
+from workload_map.jq.engine import c_jq
 from workload_map.jq.trial import slowest_evaluation
 from workload_map.resolution import DEFAULT_GPU_POLICY, GpuPolicy, resolve
 from workload_map.resolution.nesting import Nested
@@ -241,6 +243,7 @@ def main(conn: Connection, slot: Any = None) -> None:
     limit_memory()
     if slot is not None:
         _record_expressions(slot)
+    c_jq()  # before the first job's budget starts (imported already when the fork server preloaded it)
     definitions: dict[str, Definition] = {}
     conn.send(STARTED)  # the parent's budget for our first batch starts now, not at the fork
     while True:
