@@ -98,15 +98,22 @@ async def test_two_servers_one_writer_and_failover(k8s_control_plane: Any, names
                 return sum(c.is_leader() for c in controllers) == 1
 
             await poll(one_leader, 30)
+            lease_path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/workload-map-server-karta-status"
+            transitions = (await kube.get(lease_path)).json()["spec"].get("leaseTransitions", 0)
             assert (await kube.post(KARTAS, json=widget_karta(name, group))).status_code == 201
             await karta_when(kube, name, lambda k: ready_status(k) == "True")
-            lead = next(i for i, c in enumerate(controllers) if c.is_leader())
+            # one writer, the Lease holder when the status was due; the other only read. Which one
+            # holds the Lease now is asked apart: on a loaded machine (the whole suite beside a
+            # kube-apiserver) a late renewal can hand it over after the write, and the new holder
+            # then finds the status written already (seen once in a full run)
+            assert sorted(c.writes > 0 for c in controllers) == [False, True]
+            lead = next(i for i, c in enumerate(controllers) if c.writes)
             leader, follower = controllers[lead], controllers[1 - lead]
-            assert leader.writes >= 1 and follower.writes == 0  # the follower only reads
             assert await one_leader()
-            lease = (await kube.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/"
-                                    "workload-map-server-karta-status")).json()
-            assert lease["spec"]["holderIdentity"] == leader.elector.identity
+            lease = (await kube.get(lease_path)).json()
+            assert lease["spec"]["holderIdentity"] == next(c for c in controllers if c.is_leader()).elector.identity
+            if lease["spec"].get("leaseTransitions", 0) == transitions:  # held throughout: by the writer
+                assert leader.is_leader()
 
             # the leader stops (releasing the Lease): the follower takes over and follows a generation bump
             await stacks[lead].aclose()
