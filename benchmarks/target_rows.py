@@ -79,7 +79,7 @@ ROWS: tuple[Row, ...] = (
     Row("relist after API server restart / raw list", "live", _scaled(1, "relist", "ratio"), 1.5, "x", _pods),
     Row("describe -f one small file, wall median", "cli", _scaled(1, "small_wall_median_s"), 0.08, "s",
         lambda p: "JobSet, 24 KB"),
-    Row("describe -f big file, peak RSS", "cli", _scaled(1e-6, "big_peak_rss_bytes"), 250, "MB",
+    Row("describe -f big file, peak RSS", "cli_big", _scaled(1e-6, "big_peak_rss_bytes"), 250, "MB",
         _wl("big_workloads")),
 )
 
@@ -165,8 +165,8 @@ DETAILS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
              ("one median ms", ("one_workload_ms", "median"))),
     "churn": (("changes/s", ("rate_per_s",)), ("resolutions", ("resolutions",)),
               ("marked nothing", ("marked_nothing",)), ("p50 ms", ("p50_ms",)), ("not visible", ("not_visible",))),
-    "cli": (("small CPU median s", ("small_cpu_median_s",)), ("big wall s", ("big_wall_s",)),
-            ("big CPU s", ("big_cpu_s",))),
+    "cli": (("small CPU median s", ("small_cpu_median_s",)),),
+    "cli_big": (("big wall s", ("big_wall_s",)), ("big CPU s", ("big_cpu_s",))),
     "live": (("pods loaded", ("load", "pods")), ("list floor s", ("initial_sync", "list_floor_s", "median")),
              ("informer sync s", ("initial_sync", "informer_sync_s", "median")),
              ("app ready s", ("update_to_phase", "app_cache_ready_s")),
