@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import json
+from hashlib import blake2b
+
+from workload_map.definitions import parsecache
 from workload_map.definitions.parsecache import parsed_files
 from workload_map.errors import InvalidRequest
 
@@ -51,15 +55,50 @@ def test_an_empty_cache_dir_setting_turns_it_off(tmp_path: Path, monkeypatch: py
 
 @pytest.mark.parametrize("content", ["[]", "{}", "null", '"text"', '[["a.yaml"]]', '[["b.yaml", [{"kind": "X"}]]]',
                                      '[["a.yaml", {"kind": "X"}]]', '[["a.yaml", [{"kind": "A"}]], ["extra", []]]',
-                                     '[["a.yaml", [{"ki', ""])
-def test_a_cache_file_of_another_shape_is_parsed_again_and_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                     content: str) -> None:
-    # valid JSON of the wrong shape was taken as it was: a catalog without a definition until deleted
+                                     '[["a.yaml", [{"ki', "", '[["a.yaml", []]]', '[["a.yaml", [null]]]',
+                                     '[["a.yaml", [{}]]]', "[" * 100_000 + "]" * 100_000])
+@pytest.mark.parametrize("checksummed", [False, True])
+def test_a_cache_file_changed_or_of_another_shape_is_parsed_again_and_rewritten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, checksummed: bool) -> None:
+    # valid JSON of the wrong shape, or of the right shape with other documents ([["a.yaml", []]]),
+    # was taken as it was: a catalog without a definition until deleted (deep nesting: a traceback);
+    # checksummed: a file whose checksum line matches what follows is still checked for shape
     monkeypatch.setenv("WMAP_CACHE_DIR", str(tmp_path / "cache"))
     a = _write(tmp_path / "cat", "a.yaml", "kind: A\nspec: {n: 1}\n")
     assert parsed_files([a]) == [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]
     (cache_file,) = (tmp_path / "cache").glob("catalog-*.json")
-    cache_file.write_text(content, encoding="utf-8")
-    assert parsed_files([a]) == [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]
-    assert parsed_files([a]) == [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]  # from the rewritten file
-    assert cache_file.read_text(encoding="utf-8") == '[["a.yaml", [{"kind": "A", "spec": {"n": 1}}]]]'
+    written = cache_file.read_bytes()
+    body = content.encode()
+    cache_file.write_bytes((parsecache._checksum(body) + b"\n" + body) if checksummed else body)
+    shape_only = checksummed and content in ('[["a.yaml", []]]', '[["a.yaml", [null]]]', '[["a.yaml", [{}]]]')
+    expected = [("a.yaml", [{"kind": "A", "spec": {"n": 1}}])]
+    if shape_only:  # written with its checksum on purpose and of the right shape: it is what it says
+        assert parsed_files([a]) == [("a.yaml", json.loads(content)[0][1])]
+        return
+    assert parsed_files([a]) == expected
+    assert cache_file.read_bytes() == written  # rewritten as the parse writes it
+    assert parsed_files([a]) == expected  # from the rewritten file
+    assert list((tmp_path / "cache").iterdir()) == [cache_file]  # no temporary file left
+
+
+def test_the_cache_file_is_its_checksum_then_its_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMAP_CACHE_DIR", str(tmp_path / "cache"))
+    a = _write(tmp_path / "cat", "a.yaml", "kind: A\n")
+    parsed_files([a])
+    (cache_file,) = (tmp_path / "cache").glob("catalog-*.json")
+    head, _, body = cache_file.read_bytes().partition(b"\n")
+    assert body == b'[["a.yaml", [{"kind": "A"}]]]' and len(head) == 32
+    assert head == blake2b(body, digest_size=16).hexdigest().encode()
+
+
+def test_a_folder_in_the_cache_files_place_leaves_no_temporary_file(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMAP_CACHE_DIR", str(tmp_path / "cache"))
+    a = _write(tmp_path / "cat", "a.yaml", "kind: A\n")
+    parsed_files([a])
+    (cache_file,) = (tmp_path / "cache").glob("catalog-*.json")
+    cache_file.unlink()
+    cache_file.mkdir()
+    for _ in range(3):
+        assert parsed_files([a]) == [("a.yaml", [{"kind": "A"}])]
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [cache_file.name]  # no .catalog-*.tmp

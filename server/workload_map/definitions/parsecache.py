@@ -5,7 +5,9 @@ of an offline ``wmap describe -f`` (~60 ms of ~250 ms on the reference machine,
 ``python -m benchmarks.startup``). The parsed documents of a catalog folder are kept as one
 JSON file under ``$WMAP_CACHE_DIR`` (default ``$XDG_CACHE_HOME/workload-map-server``, else
 ``~/.cache/workload-map-server``), named by a BLAKE2b digest of every file name and byte,
-so any edit, added or removed file misses the cache; reading it costs a few milliseconds.
+so any edit, added or removed file misses the cache; its first line is a BLAKE2b checksum of
+the JSON after it, so a changed or cut-short cache file misses too; reading it costs a few
+milliseconds.
 
 Only what parsed cleanly is cached, and only when JSON gives the same documents back (YAML
 can hold non-string keys or timestamps JSON cannot); validation of the definitions always
@@ -24,7 +26,7 @@ from typing import Any
 from workload_map.definitions.load import load_documents
 from workload_map.digests import blake2b
 
-_VERSION = b"catalog-parse-v1"
+_VERSION = b"catalog-parse-v2"  # v2: the checksum line
 
 
 def cache_dir() -> Path | None:
@@ -50,8 +52,8 @@ def parsed_files(files: list[Path]) -> list[tuple[str, list[Any]]]:
     target = folder / f"catalog-{digest.hexdigest()}.json" if folder is not None else None
     if target is not None:
         try:
-            cached = _entries(json.loads(target.read_text(encoding="utf-8")), [name for name, _ in texts])
-        except (OSError, ValueError):
+            cached = _entries(_checked(target.read_bytes()), [name for name, _ in texts])
+        except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deeply to decode
             cached = None
         if cached is not None:
             return cached
@@ -59,6 +61,27 @@ def parsed_files(files: list[Path]) -> list[tuple[str, list[Any]]]:
     if target is not None:
         _store(target, parsed)
     return parsed
+
+
+def _checksum(body: bytes) -> bytes:
+    return blake2b(body, digest_size=16).hexdigest().encode()
+
+
+def _checked(data: bytes) -> Any:
+    """The JSON of a cache file whose first line is the checksum of the rest, else None.
+
+    The checksum makes a changed or cut-short file a miss whatever is in it (a file of a
+    valid shape holding documents no catalog parse gave, ``[["a.yaml", []]]``, was trusted
+    and left every workload uncovered until deleted); the shape is checked as well.
+
+    Raises:
+        ValueError: the rest is not JSON (or not UTF-8).
+        RecursionError: it nests too deeply to decode.
+    """
+    head, newline, body = data.partition(b"\n")
+    if not newline or head != _checksum(body):
+        return None
+    return json.loads(body)
 
 
 def _entries(cached: Any, names: list[str]) -> list[tuple[str, list[Any]]] | None:
@@ -88,9 +111,14 @@ def _store(target: Path, parsed: list[tuple[str, list[Any]]]) -> None:
         if [tuple(item) for item in json.loads(text)] != parsed:
             return
         target.parent.mkdir(parents=True, exist_ok=True)
+        body = text.encode("utf-8")
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".catalog-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(_checksum(body) + b"\n" + body)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):  # not renamed (a folder in the file's place, a full disk): no leftover
+                os.unlink(tmp)
     except (OSError, TypeError, ValueError):
         return
