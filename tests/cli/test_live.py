@@ -211,7 +211,8 @@ def test_serve_refuses_kubernetes_auth_without_a_cluster(capsys: pytest.CaptureF
 
 
 def test_sigterm_answers_a_held_wait_with_503_and_completes_a_subscription_stream(tmp_path: Path) -> None:
-    # before: uvicorn's 5 s grace ran out on both, the wait answered 500 with a traceback in the log
+    # before: uvicorn's 5 s grace ran out on them, the wait answered 500 with a traceback in the log;
+    # the WebSocket got no complete (closed 1012 while the subscription was still running: a fresh-user trial)
     import threading
 
     proc, base = _serve(tmp_path, "--max-waits-per-client", "1")
@@ -230,14 +231,31 @@ def test_sigterm_answers_a_held_wait_with_503_and_completes_a_subscription_strea
             streaming.set()  # accepted: subscribed, or it subscribes to the ended feed and ends at once
             answers["stream"] = [line for line in response.iter_lines() if line.startswith("event:")]
 
-    threads = [threading.Thread(target=wait), threading.Thread(target=stream)]
+    def socket() -> None:  # graphql-transport-ws on the same path
+        from websockets.sync.client import connect
+
+        with connect(base.replace("http://", "ws://") + "/graphql", subprotocols=["graphql-transport-ws"]) as ws:
+            ws.send(json.dumps({"type": "connection_init"}))
+            got = [json.loads(ws.recv(timeout=10))["type"]]
+            ws.send(json.dumps({"id": "1", "type": "subscribe",
+                                "payload": {"query": "subscription { workloadPhaseChanged { phase } }"}}))
+            socketed.set()
+            try:
+                while True:
+                    got.append(json.loads(ws.recv(timeout=30))["type"])
+            except Exception as exc:  # noqa: BLE001  # the close ends the loop
+                got.append(type(exc).__name__)
+            answers["socket"] = (got, ws.close_code)
+
+    socketed = threading.Event()
+    threads = [threading.Thread(target=wait), threading.Thread(target=stream), threading.Thread(target=socket)]
     try:
         for thread in threads:
             thread.start()
         held, deadline = False, time.monotonic() + 15
         while not held and time.monotonic() < deadline:  # a second wait of this client is refused once one is held
             held = httpx.get(f"{phase}?wait=Failed&timeout=1ms", timeout=5).status_code == 429
-        assert held and streaming.wait(15)
+        assert held and streaming.wait(15) and socketed.wait(15)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     finally:
@@ -249,4 +267,5 @@ def test_sigterm_answers_a_held_wait_with_503_and_completes_a_subscription_strea
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert answers["wait"] == (503, "5", "stopping")
     assert answers["stream"] == ["event: complete"]  # the stream ends as a finished subscription, no error event
+    assert answers["socket"] == (["connection_ack", "complete", "ConnectionClosedError"], 1012)  # complete, then 1012 (restart)
     assert "Traceback" not in err and "CancelledError" not in err

@@ -7,6 +7,8 @@ cluster or snapshot files). Handlers read it through :func:`runtime_of`.
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,12 @@ from workload_map.service.reads import WorkloadReads
 
 if TYPE_CHECKING:
     from workload_map.service.fleet import Fleet
+
+
+DRAIN_S = 2.0
+"""Longest wait of :meth:`Runtime.drain` for the requests held on the change feed to end."""
+DRAIN_TURNS = 5
+"""Loop turns :meth:`Runtime.drain` gives their last messages once they let go of the feed."""
 
 
 class Runtime(Struct, eq=False):
@@ -100,15 +108,25 @@ class Runtime(Struct, eq=False):
         registries = {id(r.registry): r.registry for r, _ in self.followers} or {id(self.registry): self.registry}
         return sum(r.generation for r in registries.values())
 
-    def drain(self) -> None:
+    async def drain(self, within: float = DRAIN_S) -> None:
         """The server is stopping: end every request and stream held on the change feed now.
 
         Called as uvicorn's shutdown begins (``workload_map.cli.serving.drained_first``),
-        before it waits for open requests: a ``?wait=`` answers 503 (``ServerStopping``), a
-        subscription completes. Nothing happens before a service is attached (no one waits then).
+        before it closes connections: a ``?wait=`` answers 503 (``ServerStopping``), a
+        subscription completes. Waits up to ``within`` seconds for them to let go of the
+        feed, and a few loop turns more, so that a WebSocket subscription's ``complete``
+        is sent before uvicorn closes the socket (1012). Nothing happens before a service is
+        attached (no one waits then).
         """
-        if self.service is not None:
-            self.service.feed.end()
+        if self.service is None:
+            return
+        feed = self.service.feed
+        feed.end()
+        deadline = asyncio.get_running_loop().time() + within
+        while feed.subscribers and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        for _ in range(DRAIN_TURNS):  # their last messages: a WebSocket ``complete``, an SSE end
+            await asyncio.sleep(0)
 
     def policy(self) -> GpuPolicy:
         """The GPU policy of the settings."""

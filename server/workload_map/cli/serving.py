@@ -52,21 +52,22 @@ class StartupFailure:
         await self.app(scope, receive, quiet_send)
 
 
-def drained_first(server: Any, drain: Callable[[], None]) -> Any:
+def drained_first(server: Any, drain: Callable[[], Awaitable[None]]) -> Any:
     """``server`` (a ``uvicorn.Server``), calling ``drain()`` as its shutdown begins.
 
     uvicorn's shutdown closes the listeners, waits up to ``timeout_graceful_shutdown`` (5 s)
     for the open requests and then cancels those still running: a ``?wait=`` held on the
     change feed answered 500 with a traceback in the log, and the stop took the whole 5 s.
-    ``drain`` (``Runtime.drain``: the change feed's end) answers them first (503 with
-    ``Retry-After``; a subscription stream completes), so the stop takes as long as their
-    answers. A failing ``drain`` is logged and the shutdown goes on. Returns ``server``.
+    ``drain`` (``Runtime.drain``: the change feed's end, and a wait of at most 2 s for what
+    held it) answers them first (503 with ``Retry-After``; a subscription over SSE or a
+    WebSocket completes), so the stop takes as long as their answers. A failing ``drain`` is
+    logged and the shutdown goes on. Returns ``server``.
     """
     original = server.shutdown
 
     async def shutdown(sockets: Any = None) -> None:
         try:
-            drain()
+            await drain()
         except Exception:  # noqa: BLE001 - nothing may keep the server from stopping
             import logging
 
