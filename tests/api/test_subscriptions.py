@@ -97,3 +97,26 @@ async def test_a_bad_websocket_subscription_ends_only_itself(settings: Settings)
                 if message["type"] == "next":
                     break
             assert (message["id"], message["payload"]["data"]["workloadPhaseChanged"]["phase"]) == ("good", "RUNNING")
+
+
+async def test_a_websocket_before_start_up_attached_a_service_is_closed_with_try_again_later(
+        settings: Settings) -> None:
+    # it was answered with an HTTP response, which uvicorn refuses on a WebSocket: an ASGI error
+    # in the log and the client cut off (a fresh-user trial, during a snapshot's load); the
+    # window is held open here by taking the attached service away for the connection
+    app = create_app(settings, reader=SnapshotReader.from_paths(JOBSET))
+    async with serving(app) as host:
+        runtime = app.state.runtime
+        service, runtime.service = runtime.service, None
+        try:
+            async with websockets.connect(f"ws://{host}/graphql", subprotocols=["graphql-transport-ws"],
+                                          open_timeout=5) as ws:
+                assert ws.subprotocol == "graphql-transport-ws"
+                try:
+                    await asyncio.wait_for(ws.recv(), 5)
+                except websockets.ConnectionClosed as closed:
+                    assert (closed.rcvd.code, closed.rcvd.reason) == (1013, "the server is starting; retry shortly")
+                else:
+                    raise AssertionError("the socket stayed open")
+        finally:
+            runtime.service = service

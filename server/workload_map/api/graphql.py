@@ -117,6 +117,9 @@ class GraphQLApp(GraphQL[Context, None]):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry: websockets go to strawberry; HTTP transport errors are answered as JSON."""
         if scope["type"] != "http":
+            if scope["type"] == "websocket" and runtime_of(WebSocket(scope, receive, send)).service is None:
+                await _starting(scope, receive, send)
+                return
             await super().__call__(scope, receive, send)
             return
         try:
@@ -464,6 +467,22 @@ class _QueriesOnly(AsyncHTTPRequestAdapter):
     @property
     def client_host(self) -> str | None:
         return self._adapter.client_host
+
+WS_TRY_AGAIN = 1013
+"""WebSocket close code "Try Again Later" (RFC 6455 section 7.4.1, IANA registry)."""
+
+
+async def _starting(scope: Scope, receive: Receive, send: Send) -> None:
+    """Accept a WebSocket opened before start-up attached a service, and close it with 1013 at once.
+
+    ``get_context`` raising ``CacheNotReady`` for a WebSocket made starlette answer with an HTTP
+    response, which uvicorn refuses on a WebSocket (an ASGI error in the log, the client cut off).
+    """
+    if (await receive())["type"] == "websocket.connect":
+        asked = [p for p in scope.get("subprotocols", ()) if p in ("graphql-transport-ws", "graphql-ws")]
+        await send({"type": "websocket.accept", "subprotocol": asked[0] if asked else None})
+        await send({"type": "websocket.close", "code": WS_TRY_AGAIN, "reason": "the server is starting; retry shortly"})
+
 
 def _writer(runtime: Any) -> Any:
     """The workload writer, or None while writes are not available."""
