@@ -44,3 +44,16 @@ async def test_a_subscriber_after_the_end_is_ended_at_once_and_a_full_queue_stil
     with pytest.raises(ServerStopping):
         await asyncio.wait_for(late.get(), 1)
     assert late.queue.qsize() == 1  # only the end, kept for the next call
+
+
+async def test_a_change_published_after_the_end_cannot_push_the_end_out_of_a_full_queue() -> None:
+    # the materializer still publishes while the stop drains: queued behind the end, a full
+    # queue dropped its oldest entry, the end itself, and the subscriber waited on
+    feed = ChangeFeed(queue_size=2)
+    subscriber = feed.subscribe()
+    feed.end()
+    for uid in ("a", "b", "c"):
+        feed.publish(_change(uid))
+    assert subscriber.queue.qsize() == 1 and subscriber.dropped == 0
+    with pytest.raises(ServerStopping):
+        await asyncio.wait_for(subscriber.get(), 1)

@@ -468,6 +468,7 @@ class _QueriesOnly(AsyncHTTPRequestAdapter):
     def client_host(self) -> str | None:
         return self._adapter.client_host
 
+
 WS_TRY_AGAIN = 1013
 """WebSocket close code "Try Again Later" (RFC 6455 section 7.4.1, IANA registry)."""
 

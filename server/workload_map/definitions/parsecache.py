@@ -12,8 +12,8 @@ milliseconds.
 Only what parsed cleanly is cached, and only when JSON gives the same documents back (YAML
 can hold non-string keys or timestamps JSON cannot); validation of the definitions always
 runs on the documents, cached or not. Any failure to read or write the cache, or a cache file
-that is not what this module writes for these files, falls back to parsing (a read-only home in a container simply never caches); ``WMAP_CACHE_DIR=""`` turns
-it off.
+that is not what this module writes for these files, falls back to parsing (a read-only home
+in a container simply never caches); ``WMAP_CACHE_DIR=""`` turns it off.
 """
 
 from __future__ import annotations

@@ -288,8 +288,8 @@ def compile_program(expression: str) -> JqProgram:
     """Compile ``expression`` once and return the kept program.
 
     Programs are kept within :data:`PROGRAM_CACHE_SIZE` and :data:`PROGRAM_CACHE_CHARS`
-    (:class:`~workload_map.jq.kept.Kept`: the event loop and the dispatcher thread may both compile); a refused
-    expression is not kept and raises again each time.
+    (:class:`~workload_map.jq.kept.Kept`: the event loop and the dispatcher thread may both
+    compile); a refused expression is not kept and raises again each time.
 
     Raises:
         JqCompileError: the expression does not parse or compile.

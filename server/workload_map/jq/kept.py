@@ -17,8 +17,11 @@ class Kept:
     young one); :meth:`put` adds to the young one, which becomes the old one (the old one
     dropped) once its weights add up to half of ``chars`` or it holds half of ``count``
     entries. So at most ``count`` entries and ``chars`` characters are kept (each generation
-    may go one entry over its half), and what is used again survives. Lock-free: every step is one dictionary operation under the
-    GIL; two threads racing can only lose an entry, which is then compiled again.
+    may go one entry over its half), and what is used again survives. Lock-free: every step
+    is one dictionary operation under the GIL; two threads racing can only lose an entry,
+    which is then compiled again. (``workload_map.kube.compact.SharedValues`` is the same
+    two generations, by count only and on the view compaction's hot path; ``jq`` sits below
+    ``kube`` in the layers, so it cannot use that one.)
     """
 
     __slots__ = ("count", "chars", "_young", "_old", "_weight")

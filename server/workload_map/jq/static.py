@@ -71,8 +71,8 @@ def lex(text: str) -> list[Token]:
     The one jq lexer: the pure-Python parser (:mod:`workload_map.jq.parse`), the static
     checks here and the read-path analysis (:mod:`workload_map.jq.reads`) all read its
     tokens, so checking one expression lexes it three or four times in a row: the tokens of
-    the last :data:`LEXED_KEPT` sources of at most :data:`LEXED_CHARS` characters are kept (a new list each call; about 1.5 ms of a
-    one-shot ``describe -f``). String interpolations nested deeper than Python's recursion
+    the last :data:`LEXED_KEPT` sources of at most :data:`LEXED_CHARS` characters are kept
+    (a new list each call; about 1.5 ms of a one-shot ``describe -f``). String interpolations nested deeper than Python's recursion
     limit give the single token :data:`TOO_DEEP`: no reader of the tokens understands it
     (:func:`forbidden_constructs` refuses it); that answer depends on the stack it was
     asked from, so it is not kept.

@@ -9,8 +9,9 @@ and counted (a stalled client cannot grow memory), and the consumer can tell fro
 :attr:`Subscriber.dropped` that it lost some.
 
 When the server stops, :meth:`ChangeFeed.end` ends every subscriber at once: ``get`` raises
-:class:`~workload_map.errors.ServerStopping` and ``async for`` stops, so a held ``?wait=`` answers 503 and a stream
-ends as the stop begins, instead of being cut by uvicorn after its grace period.
+:class:`~workload_map.errors.ServerStopping` and ``async for`` stops, so a held ``?wait=``
+answers 503 and a stream ends as the stop begins, instead of being cut by uvicorn after its
+grace period.
 
 Single event loop: ``publish`` is called from the loop, never from a worker thread.
 """
@@ -107,7 +108,13 @@ class Subscriber:
         return (self.kind is None or change.kind.lower() == self.kind) and (self.uid is None or change.uid == self.uid)
 
     def offer(self, change: ViewChange | None) -> None:
-        """Queue ``change`` (None: the end), dropping the oldest one when full."""
+        """Queue ``change`` (None: the end), dropping the oldest one when full; nothing after the end.
+
+        A change published after the end is dropped: queued behind it, it could have pushed
+        the end itself out of a full queue, and the subscriber would then wait on for good.
+        """
+        if self.ended and change is not None:
+            return
         if self.queue.full():
             self.queue.get_nowait()
             self.dropped += 1
