@@ -15,6 +15,8 @@ Each loop is bounded in count and time (at least ``min_count`` samples).
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import random
 import tempfile
 import time
@@ -116,18 +118,23 @@ async def run(cluster: Cluster, reader: Any, *, max_count: int, max_seconds: flo
     with tempfile.TemporaryDirectory(prefix="wmap-bench-state-") as state:
         app = create_app(Settings(state_dir=Path(state), resolver=ResolverSettings(timeout_s=budget_s)),
                          reader=reader)
+        # the collector as `wmap serve` has it (the app leaves the collector of a process that
+        # passed its own reader alone): the loaded objects frozen, as the snapshot load does
+        # while it reads, and the app's cold-pass step (``freeze_when_settled``: the views
+        # frozen every 2,000) running from the start, as `wmap serve` starts it; a tree without
+        # that step (`--before` of benchmarks.targets) gets the first freeze only
+        freeze = getattr(app_module, "freeze_when_settled", None)
+        gc.collect()
+        gc.freeze()
         t0 = time.perf_counter()
         async with app.router.lifespan_context(app):
             async with in_process_client(app) as client:
                 service = app.state.runtime.service
+                step = asyncio.create_task(freeze(service)) if freeze is not None else None
                 await settle(service, SETTLE_S)  # cold: every view materialized by the resolver pool
                 cold = time.perf_counter() - t0
-                # what `wmap serve` does once the cold pass settled (the app leaves the collector of
-                # a process that passed its own reader alone): the views out of full collections;
-                # a tree from before that step (`--before` of benchmarks.targets) has no such step
-                freeze = getattr(app_module, "freeze_when_settled", None)
-                if freeze is not None:
-                    await freeze(service)
+                if step is not None:
+                    await step  # ends once settled: the views out of full collections, as in `wmap serve`
                 views = service.workloads()
                 cold_pods = sum(len(v.all_pods()) for v in views)
                 t0 = time.perf_counter()
