@@ -252,9 +252,12 @@ def test_sigterm_answers_a_held_wait_with_503_and_completes_a_subscription_strea
     try:
         for thread in threads:
             thread.start()
-        held, deadline = False, time.monotonic() + 15
+        held, deadline = False, time.monotonic() + 30
         while not held and time.monotonic() < deadline:  # a second wait of this client is refused once one is held
-            held = httpx.get(f"{phase}?wait=Failed&timeout=1ms", timeout=5).status_code == 429
+            try:
+                held = httpx.get(f"{phase}?wait=Failed&timeout=1ms", timeout=10).status_code == 429
+            except httpx.TimeoutException:  # one probe took over 5 s once, on a loaded CI machine: ask again
+                continue
         assert held and streaming.wait(15) and socketed.wait(15)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
