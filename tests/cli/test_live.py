@@ -221,11 +221,12 @@ def test_sigterm_answers_a_held_wait_with_503_and_completes_a_subscription_strea
     streaming = threading.Event()
 
     def wait() -> None:  # the static sample never fails: held until the stop
-        while True:  # a probe below may hold the client's one wait for its 1 ms: then ask again
+        deadline = time.monotonic() + 15
+        while True:  # a probe below may hold the client's one wait for its 1 ms: then ask again (for 15 s)
             response = httpx.get(f"{phase}?wait=Failed&timeout=60s", timeout=30)
-            if response.status_code != 429:
+            if response.status_code != 429 or time.monotonic() > deadline:
                 break
-            time.sleep(0.05)
+            time.sleep(0.05)  # a pause between asks, not a wait for an event
         answers["wait"] = (response.status_code, response.headers.get("retry-after"), response.json()["error"])
 
     def stream() -> None:
